@@ -1,0 +1,22 @@
+# triage-agent: everyday commands. Runtime needs only python3 (>= 3.10) and kubectl;
+# the tests need pytest, which `make test` installs when it is missing.
+PYTHON ?= python3
+CLUSTER ?= crashloop
+SYMPTOM ?= pods in default keep restarting
+
+.PHONY: test demo sim live bench eval check-kubectl test-deps
+
+check-kubectl:
+	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
+
+test-deps:
+	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install --quiet 'pytest>=7'
+
+test: check-kubectl test-deps
+	$(PYTHON) -m pytest
+
+sim: check-kubectl
+	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
+
+bench: check-kubectl
+	$(PYTHON) -m tests.bench
