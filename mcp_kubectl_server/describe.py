@@ -1,0 +1,120 @@
+"""describe_pod digest: one pod's JSON (+ owner chain and events) -> one fact per line.
+
+Lines start with a stable prefix (`pod`, `node`, `owner`, `condition`, `container NAME ...`,
+`event`) so a reader can grep them. Environment variables appear by NAME only: a literal value is
+never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
+"""
+
+from .digest import event_line, format_time, one_line, parse_time, quoted, sorted_events, state_words
+
+EVENTS_IN_DESCRIBE = 15
+
+
+def _probe(probe):
+    if "httpGet" in probe:
+        get = probe["httpGet"]
+        how = f"http-get {get.get('scheme', 'HTTP').lower()}://:{get.get('port', '?')}{get.get('path', '/')}"
+    elif "tcpSocket" in probe:
+        how = f"tcp-socket :{probe['tcpSocket'].get('port', '?')}"
+    elif "exec" in probe:
+        how = "exec " + quoted(" ".join(map(str, probe["exec"].get("command") or [])), 120)
+    elif "grpc" in probe:
+        how = f"grpc :{probe['grpc'].get('port', '?')}"
+    else:
+        how = "unknown"
+    return (f"{how} delay={probe.get('initialDelaySeconds', 0)}s timeout={probe.get('timeoutSeconds', 1)}s"
+            f" period={probe.get('periodSeconds', 10)}s failure_threshold={probe.get('failureThreshold', 3)}")
+
+
+def _env_lines(prefix, container):
+    lines = []
+    for env in container.get("env") or []:
+        name = env.get("name", "?")
+        source = env.get("valueFrom")
+        if not source:
+            lines.append(f"{prefix} env {name} (literal value, not shown)")
+        elif "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            lines.append(f"{prefix} env {name} from secret {ref.get('name', '?')} key {ref.get('key', '?')}")
+        elif "configMapKeyRef" in source:
+            ref = source["configMapKeyRef"]
+            lines.append(f"{prefix} env {name} from configmap {ref.get('name', '?')} key {ref.get('key', '?')}")
+        elif "fieldRef" in source:
+            lines.append(f"{prefix} env {name} from field {source['fieldRef'].get('fieldPath', '?')}")
+        elif "resourceFieldRef" in source:
+            lines.append(f"{prefix} env {name} from resource {source['resourceFieldRef'].get('resource', '?')}")
+        else:
+            lines.append(f"{prefix} env {name} from {', '.join(sorted(source))}")
+    for env_from in container.get("envFrom") or []:
+        for kind, key in (("configmap", "configMapRef"), ("secret", "secretRef")):
+            if key in env_from:
+                lines.append(f"{prefix} envFrom {kind} {env_from[key].get('name', '?')}")
+    return lines
+
+
+def _state_line(prefix, label, state):
+    kind, reason, message, code = state_words(state)
+    if not kind:
+        return None
+    detail = (state or {}).get(kind) or {}
+    words = [f"{prefix} {label}={kind}"]
+    words += [f"reason={reason}"] * bool(reason) + [f"exit_code={code}"] * (code is not None)
+    for key in ("startedAt", "finishedAt"):
+        if detail.get(key):
+            words.append(f"{key.replace('At', '_at')}={format_time(parse_time(detail[key]))}")
+    words += [f"message={quoted(message, 300)}"] * bool(message)
+    return " ".join(words)
+
+
+def _container_lines(kind, container, status):
+    prefix = f"{kind} {container.get('name', '?')}"
+    lines = [f"{prefix} image={container.get('image', '?')}"]
+    resources = container.get("resources") or {}
+    for part in ("requests", "limits"):
+        values = resources.get(part) or {}
+        text = " ".join(f"{k}={v}" for k, v in sorted(values.items())) or "none"
+        lines.append(f"{prefix} {part} {text}")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if container.get(probe):
+            lines.append(f"{prefix} {probe.replace('Probe', '')}_probe {_probe(container[probe])}")
+    if container.get("command") or container.get("args"):
+        lines.append(f"{prefix} command " + quoted(" ".join(map(str, (container.get("command") or [])
+                                                                 + (container.get("args") or []))), 200))
+    lines += _env_lines(prefix, container)
+    if status is None:
+        lines.append(f"{prefix} status=none (the container has not been created)")
+        return lines
+    lines.append(f"{prefix} ready={str(bool(status.get('ready'))).lower()} restarts={status.get('restartCount', 0)}"
+                 f" image_id={status.get('imageID') or 'none'}")
+    lines += [ln for ln in (_state_line(prefix, "state", status.get("state")),
+                            _state_line(prefix, "last_state", status.get("lastState"))) if ln]
+    return lines
+
+
+def describe_digest(pod, *, owners, events):
+    """Pod JSON + owner chain text + the pod's events -> describe lines."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
+    lines = [f"pod {name} phase={status.get('phase', 'Unknown')}"
+             + (f" reason={status['reason']}" if status.get("reason") else "")
+             + f" qos={status.get('qosClass', 'unknown')}",
+             f"pod {name} created={format_time(parse_time(meta.get('creationTimestamp')))}"
+             f" started={format_time(parse_time(status.get('startTime')))}",
+             f"node {spec.get('nodeName') or 'none (not scheduled)'}",
+             "owner " + (" -> ".join(owners) if owners else "none (a bare pod)")]
+    labels = meta.get("labels") or {}
+    if labels:
+        lines.append("labels " + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    for cond in status.get("conditions") or []:
+        words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
+        words += [f"reason={cond['reason']}"] * bool(cond.get("reason"))
+        words += [f"message={quoted(cond['message'], 300)}"] * bool(cond.get("message"))
+        lines.append(" ".join(words))
+    for kind, key, status_key in (("init_container", "initContainers", "initContainerStatuses"),
+                                  ("container", "containers", "containerStatuses")):
+        by_name = {s.get("name"): s for s in status.get(status_key) or []}
+        for container in spec.get(key) or []:
+            lines += _container_lines(kind, container, by_name.get(container.get("name")))
+    recent = sorted_events(events)[-EVENTS_IN_DESCRIBE:]
+    lines += ["event " + event_line(e) for e in recent] or ["event none recorded for this pod (events expire after about an hour)"]
+    return "\n".join(one_line(ln, 1000) for ln in lines)

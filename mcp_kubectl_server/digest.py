@@ -1,0 +1,222 @@
+"""kubectl JSON -> compact text for a model: pod lists, events and logs (describe_pod: describe.py).
+
+Every digest is line-oriented with one fact per line and stable `key=value` wording, so a reader
+(model or human) can quote a line as evidence and grep for it. Values that come from the cluster
+are squeezed onto one line; redaction happens later, in one place (redact.py).
+"""
+
+import re
+from collections import Counter
+from datetime import datetime, timezone
+
+POD_LINES_MAX = 200
+POD_BYTES_MAX = 16 * 1024
+EVENTS_MAX = 25
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def one_line(text, limit=200):
+    """Collapse whitespace, drop control characters, cut to `limit` characters."""
+    text = " ".join(_CONTROL.sub(" ", str(text)).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def quoted(text, limit=200):
+    return '"' + one_line(text, limit).replace('"', "'") + '"'
+
+
+def parse_time(value):
+    """RFC 3339 timestamp (with or without fraction) -> aware datetime, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    text = re.sub(r"\.(\d{6})\d*", r".\1", text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def format_time(moment):
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else "time=unknown"
+
+
+def age(created, now):
+    """kubectl-style age: 45s, 12m, 3h5m, 2d4h."""
+    moment = parse_time(created)
+    if moment is None:
+        return "unknown"
+    seconds = max(0, int((now - moment).total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours and days < 10 else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    return f"{minutes}m" if minutes else f"{seconds}s"
+
+
+def state_words(state):
+    """A container state dict -> (kind, reason, message, exit_code)."""
+    for kind in ("waiting", "terminated", "running"):
+        if kind in (state or {}):
+            detail = state[kind] or {}
+            return kind, detail.get("reason", ""), detail.get("message", ""), detail.get("exitCode")
+    return "", "", "", None
+
+
+def _pick_container(statuses):
+    """The container whose state best explains a problem (waiting/terminated, then not ready)."""
+    for status in statuses:
+        if state_words(status.get("state"))[0] in ("waiting", "terminated"):
+            return status
+    for status in statuses:
+        if not status.get("ready"):
+            return status
+    return None
+
+
+def pod_is_healthy(pod):
+    status = pod.get("status") or {}
+    phase = status.get("phase", "Unknown")
+    if phase == "Succeeded":
+        return True
+    statuses = status.get("containerStatuses") or []
+    wanted = len((pod.get("spec") or {}).get("containers") or [])
+    return (phase == "Running" and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and len(statuses) >= wanted and all(s.get("ready") for s in statuses))
+
+
+def _problem_words(pod):
+    status = pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    picked = _pick_container((status.get("initContainerStatuses") or []) + statuses)
+    words = []
+    if picked is not None:
+        kind, reason, message, code = state_words(picked.get("state"))
+        words.append(f"container={picked.get('name', '?')} state={kind or 'unknown'}")
+        words += [f"reason={reason}"] * bool(reason) + [f"exit_code={code}"] * (code is not None)
+        words += [f"message={quoted(message, 160)}"] * bool(message)
+    elif status.get("reason"):
+        words.append(f"reason={status['reason']}")
+        words += [f"message={quoted(status.get('message', ''), 160)}"] * bool(status.get("message"))
+    else:
+        for cond in status.get("conditions") or []:
+            if cond.get("status") == "False" and cond.get("reason"):
+                words.append(f"condition={cond.get('type')} reason={cond['reason']}")
+                words += [f"message={quoted(cond.get('message', ''), 160)}"] * bool(cond.get("message"))
+                break
+    last = picked or max(statuses, key=lambda s: s.get("restartCount", 0), default=None)
+    kind, reason, _, code = state_words((last or {}).get("lastState"))
+    if kind == "terminated":
+        words.append(f"last_state=terminated last_reason={reason or 'unknown'} last_exit_code={code}")
+    return words
+
+
+def pod_line(pod, now):
+    """One line per pod: name, phase, ready x/y, restarts, current and last state, node, age."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "Unknown")
+    ready = sum(1 for s in statuses if s.get("ready"))
+    total = len((pod.get("spec") or {}).get("containers") or []) or len(statuses)
+    restarts = sum(s.get("restartCount", 0) for s in statuses)
+    words = [meta.get("name", "?"), f"phase={phase}", f"ready={ready}/{total}", f"restarts={restarts}"]
+    if not pod_is_healthy(pod) or restarts:
+        words += _problem_words(pod)
+    node = (pod.get("spec") or {}).get("nodeName") or "none"
+    words += [f"node={node}", f"age={age(meta.get('creationTimestamp'), now)}"]
+    return " ".join(words)
+
+
+def _label_hint(pods):
+    counts = Counter()
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        for key in ("app", "app.kubernetes.io/name", "k8s-app"):
+            if key in labels:
+                counts[f"{key}={labels[key]}"] += 1
+                break
+    return ", ".join(f"{sel} ({n} pods)" for sel, n in counts.most_common(8))
+
+
+def pods_digest(pod_list, *, namespace, selector=None, now=None):
+    """`kubectl get pods -o json` -> header, one line per pod (unhealthy first), bounded."""
+    now = now or datetime.now(timezone.utc)
+    pods = [p for p in (pod_list.get("items") or []) if isinstance(p, dict)]
+    scope = f"namespace {namespace}" + (f" with selector {selector}" if selector else "")
+    if not pods:
+        return f"no pods in {scope}"
+    pods.sort(key=lambda p: (pod_is_healthy(p), (p.get("metadata") or {}).get("name", "")))
+    sick = sum(1 for p in pods if not pod_is_healthy(p))
+    lines = [f"pods in {scope}: {len(pods)} total, {sick} not healthy (listed first)"]
+    size = len(lines[0]) + 1
+    shown = 0
+    for pod in pods:
+        line = pod_line(pod, now)
+        if len(lines) >= POD_LINES_MAX - 2 or size + len(line) + 1 > POD_BYTES_MAX - 1200:
+            break
+        lines.append(line)
+        size += len(line) + 1
+        shown += 1
+    if shown < len(pods):
+        hidden = pods[shown:]
+        hidden_sick = sum(1 for p in hidden if not pod_is_healthy(p))
+        lines.append(f"not shown: {len(hidden)} more pods ({hidden_sick} not healthy); narrow the query"
+                     " with a label selector, e.g. selector=app=NAME")
+        hint = _label_hint(pods)
+        if hint:
+            lines.append(one_line("labels to narrow by: " + hint, 1000))
+    return "\n".join(lines)
+
+
+def event_time(event):
+    """The best timestamp an event has; None when it has none."""
+    meta = event.get("metadata") or {}
+    series = event.get("series") or {}
+    for value in (series.get("lastObservedTime"), event.get("lastTimestamp"), event.get("eventTime"),
+                  event.get("firstTimestamp"), meta.get("creationTimestamp")):
+        moment = parse_time(value)
+        if moment is not None:
+            return moment
+    return None
+
+
+def event_line(event):
+    obj = event.get("involvedObject") or event.get("regarding") or {}
+    count = (event.get("series") or {}).get("count") or event.get("count") or 1
+    return " ".join([format_time(event_time(event)), event.get("type") or "Normal",
+                     event.get("reason") or "NoReason", f"{obj.get('kind', '?')}/{obj.get('name', '?')}",
+                     f"count={count}:", one_line(event.get("message") or event.get("note") or "", 300)])
+
+
+def sorted_events(events):
+    """Oldest first; events without any timestamp first, in their listed order."""
+    floor = datetime.min.replace(tzinfo=timezone.utc)
+    indexed = list(enumerate(e for e in events if isinstance(e, dict)))
+    indexed.sort(key=lambda pair: (event_time(pair[1]) or floor, pair[0]))
+    return [e for _, e in indexed]
+
+
+def events_digest(event_list, *, namespace, name=None, limit=EVENTS_MAX):
+    """`kubectl get events -o json` -> the last `limit` events, chronological."""
+    events = event_list.get("items") or []
+    if name:
+        events = [e for e in events if isinstance(e, dict)
+                  and ((e.get("involvedObject") or e.get("regarding") or {}).get("name") == name)]
+    events = sorted_events(events)
+    scope = f"namespace {namespace}" + (f" for {name}" if name else "")
+    if not events:
+        return f"no events in {scope} (the cluster keeps events for about an hour)"
+    shown = events[-limit:]
+    head = f"events in {scope}: {len(events)} total" + (
+        f", showing the last {len(shown)}" if len(shown) < len(events) else "") + ", oldest first"
+    return "\n".join([head] + [event_line(e) for e in shown])
+
+
+def clean_log_text(text):
+    """Strip terminal escapes and control characters a container may have written."""
+    return _CONTROL.sub("?", _ANSI.sub("", text.replace("\r\n", "\n")))

@@ -1,0 +1,194 @@
+"""MCP over stdio: newline-delimited JSON-RPC 2.0 framing, lifecycle and method dispatch.
+
+    client                                   server
+    initialize {protocolVersion}      ->     <- {protocolVersion, capabilities{tools}, serverInfo}
+    notifications/initialized         ->     (no reply: notifications never get one)
+    ping | tools/list | tools/call    ->     <- result | error
+    notifications/cancelled {requestId} ->   the running kubectl is killed, no reply is sent
+    EOF on stdin                      ->     exit 0
+
+A reader thread turns stdin lines into messages (so a cancellation is seen while kubectl runs);
+the main thread answers them in order. stdout carries protocol messages only. Bad lines become
+JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -32601 unknown method,
+-32602 bad params or unknown tool); tool failures are results with isError true.
+"""
+
+import json
+import queue
+import sys
+import threading
+import time
+import traceback
+
+from . import __version__
+from .handlers import run_tool
+from .kubectl import CancelledError
+from .redact import redact
+from .tools import TOOLS, check_arguments, check_scope
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MAX_LINE_BYTES = 1024 * 1024
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700, -32600, -32601, -32602, -32603)
+INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
+                "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
+                "Nothing here can change the cluster.")
+_EOF = object()
+
+
+class RpcError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def read_messages(stream, out_queue, cancelled_ids):
+    """Reader thread: parse each line; record cancellations at once; _EOF at the end."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            break
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(MAX_LINE_BYTES)
+            out_queue.put(RpcError(INVALID_REQUEST, f"message longer than {MAX_LINE_BYTES} bytes"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            out_queue.put(RpcError(PARSE_ERROR, f"parse error: {exc}"))
+            continue
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and _valid_id(params.get("requestId")):
+                cancelled_ids.add(_id_key(params["requestId"]))
+        out_queue.put(message)
+    out_queue.put(_EOF)
+
+
+def _valid_id(value):
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _id_key(value):
+    return (type(value).__name__, value)
+
+
+class Server:
+    """Answers MCP requests with the read-only kubectl tools; `serve()` runs until EOF."""
+
+    def __init__(self, kubectl, *, allowed_namespaces, stdin, stdout, stderr, quiet=False):
+        self.kubectl = kubectl
+        self.allowed = tuple(allowed_namespaces)
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
+        self.quiet = quiet
+        self.cancelled_ids = set()
+        self.methods = {"initialize": self.initialize, "ping": lambda params, request_id: {},
+                        "tools/list": self.tools_list, "tools/call": self.tools_call}
+
+    def serve(self):
+        """Answer messages until stdin ends; returns the exit code."""
+        messages = queue.Queue()
+        threading.Thread(target=read_messages, args=(self.stdin, messages, self.cancelled_ids),
+                         daemon=True).start()
+        while True:
+            message = messages.get()
+            if message is _EOF:
+                return 0
+            try:
+                reply = self.handle(message)
+                if reply is not None:
+                    self.send(reply)
+            except BrokenPipeError:
+                return 0
+
+    def send(self, reply):
+        self.stdout.write(json.dumps(reply, ensure_ascii=True, separators=(",", ":")).encode() + b"\n")
+        self.stdout.flush()
+
+    def handle(self, message):
+        """One parsed message -> the reply dict, or None (notifications, responses, cancelled)."""
+        if isinstance(message, RpcError):
+            return _error(None, message.code, str(message))
+        if isinstance(message, list):
+            return _error(None, INVALID_REQUEST, "batch arrays are not supported: send one JSON-RPC"
+                                                 " object per line")
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, INVALID_REQUEST, 'not a JSON-RPC 2.0 object (need "jsonrpc": "2.0")')
+        if "method" not in message:
+            return None  # a response to a request we never send: ignore it
+        method, has_id = message["method"], "id" in message
+        if has_id and not _valid_id(message["id"]):
+            return _error(None, INVALID_REQUEST, "id must be a string or an integer")
+        if not isinstance(method, str):
+            return _error(message.get("id"), INVALID_REQUEST, "method must be a string") if has_id else None
+        if not has_id:
+            return None  # notifications (initialized, cancelled, unknown ones) never get a reply
+        request_id = message["id"]
+        try:
+            params = message.get("params", {})
+            if not isinstance(params, dict):
+                raise RpcError(INVALID_PARAMS, "params must be an object")
+            if method not in self.methods:
+                raise RpcError(METHOD_NOT_FOUND, f"method not found: {method[:100]}")
+            return {"jsonrpc": "2.0", "id": request_id, "result": self.methods[method](params, request_id)}
+        except RpcError as exc:
+            return _error(request_id, exc.code, str(exc))
+        except CancelledError:
+            return None
+        except Exception as exc:  # a bug must cost one request, never the server
+            traceback.print_exc(file=self.stderr)
+            return _error(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+        finally:
+            self.cancelled_ids.discard(_id_key(request_id))
+
+    def initialize(self, params, request_id):
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "mcp-kubectl-server", "title": "Read-only kubectl",
+                               "version": __version__},
+                "instructions": INSTRUCTIONS}
+
+    def tools_list(self, params, request_id):
+        cursor = params.get("cursor")
+        if cursor not in (None, ""):
+            raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
+        return {"tools": [tool.definition(self.allowed) for tool in TOOLS.values()]}
+
+    def tools_call(self, params, request_id):
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or name not in TOOLS:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. Available tools: "
+                                           f"{', '.join(TOOLS)}")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "arguments must be an object")
+        started = time.monotonic()
+        problems = check_arguments(TOOLS[name], arguments)
+        refusal = None if problems else check_scope(arguments, self.allowed)
+        if problems:
+            text, is_error = f"invalid arguments for {name}: " + "; ".join(problems), True
+        elif refusal:
+            text, is_error = refusal, True
+        else:
+            key = _id_key(request_id)
+            text, is_error = run_tool(self.kubectl, name, arguments,
+                                      cancelled=lambda: key in self.cancelled_ids)
+        text = redact(text)
+        self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
+        return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+    def audit(self, name, arguments, is_error, size, seconds):
+        if self.quiet:
+            return
+        shown = redact(json.dumps(arguments, sort_keys=True, ensure_ascii=True))[:500]
+        print(f"mcp-kubectl-server audit tool={name} arguments={shown} is_error={str(is_error).lower()}"
+              f" bytes={size} ms={round(seconds * 1000)}", file=self.stderr, flush=True)
+
+
+def _error(request_id, code, message):
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
