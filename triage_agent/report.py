@@ -1,0 +1,246 @@
+"""The write_report tool: its schema, validation, grounding against tool output, and text.
+
+outputs/report.schema.json is the single source of truth for the report; it is read on first
+use of `REPORT_SCHEMA` / `WRITE_REPORT_TOOL` (nothing happens at import). A report is accepted
+in two steps:
+
+    validate_report(report)          schema errors, field by field
+    check_grounding(report, results) every evidence quote appears verbatim (whitespace aside) in
+                                     the result of the call it names; every resource name the
+                                     report uses appears in some tool result
+
+`render_text` turns a report into plain text for a terminal, with the exact kubectl command of
+each proposed action and any grounding warnings last.
+"""
+
+import functools
+import json
+import re
+import shlex
+import textwrap
+from pathlib import Path
+
+from triage_agent.actions import KINDS, build_argv, printable
+from triage_agent.schema import validate
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "outputs" / "report.schema.json"
+WIDTH = 100
+
+WRITE_REPORT_DESCRIPTION = (
+    "Submit the final triage report. Call it exactly once, at the end of the investigation, "
+    "after the tools have shown you what you report. Every evidence item quotes tool output "
+    "verbatim (copy the text; do not paraphrase, fix or shorten words inside the quote) and "
+    "names the tool_use_id of the call whose result contains that text. Use resource names "
+    "exactly as the tools printed them; never guess a pod or ReplicaSet name. proposed_actions "
+    "are suggestions for a human and run nothing. If nothing is wrong, say so with severity "
+    "none.")
+
+# pod-template-hash and generated suffixes use Kubernetes' vowel-free "safe" alphabet
+_SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
+GENERATED_NAME = re.compile(
+    rf"(?<![A-Za-z0-9_.-])[a-z0-9](?:[a-z0-9-]*[a-z0-9])?-{_SAFE}{{8,10}}(?:-{_SAFE}{{5}})?"
+    r"(?![A-Za-z0-9_-])")
+
+
+class ReportSchemaError(Exception):
+    """The report schema file is missing or unreadable."""
+
+
+@functools.lru_cache(maxsize=None)
+def load_report_schema(path=None) -> dict:
+    """The report JSON Schema (cached; treat it as read-only)."""
+    path = Path(path) if path else SCHEMA_PATH
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportSchemaError(f"report schema not found at {path}: it ships in the "
+                                "project's outputs/ directory next to triage_agent/") from None
+    except (OSError, ValueError) as exc:
+        raise ReportSchemaError(f"report schema at {path} is unreadable: {exc}") from None
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ReportSchemaError(f"report schema at {path} is not an object schema")
+    return schema
+
+
+def write_report_tool() -> dict:
+    """The write_report tool definition with the full schema (send strict_tool_schema of it)."""
+    return {"name": "write_report", "description": WRITE_REPORT_DESCRIPTION,
+            "input_schema": load_report_schema()}
+
+
+def __getattr__(name):
+    # REPORT_SCHEMA and WRITE_REPORT_TOOL read the schema file on first use, not at import
+    if name == "REPORT_SCHEMA":
+        return load_report_schema()
+    if name == "WRITE_REPORT_TOOL":
+        return write_report_tool()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def validate_report(report) -> list:
+    """Field-level schema errors of a report (empty when valid)."""
+    return validate(report, load_report_schema())
+
+
+# --- grounding --------------------------------------------------------------------------------
+
+def check_grounding(report, results) -> list:
+    """Warnings for report items not backed by `results` (tool_use_id -> text of executed calls)."""
+    if not isinstance(report, dict):
+        return ["(root): report must be an object"]
+    texts = {str(key): value if isinstance(value, str) else str(value)
+             for key, value in (results or {}).items()}
+    corpus = "\n".join(texts.values())
+    warnings = []
+    for index, item in _items(report, "evidence"):
+        warnings += _check_evidence(f"evidence[{index}]", item, texts)
+    for index, item in _items(report, "affected"):
+        name = item.get("name")
+        if isinstance(name, str) and not _appears(name, corpus):
+            warnings.append(f"affected[{index}]: name {name!r} does not appear in any tool result")
+    for index, item in _items(report, "proposed_actions"):
+        target = item.get("target")
+        if isinstance(target, str) and not _appears(target, corpus):
+            warnings.append(f"proposed_actions[{index}].target: {target!r} does not appear in "
+                            "any tool result")
+    for where, text in _free_text(report):
+        if not isinstance(text, str):
+            continue
+        missing = [name for name in dict.fromkeys(GENERATED_NAME.findall(text))
+                   if not _appears(name, corpus)]
+        warnings += [f"{where}: name {name!r} does not appear in any tool result"
+                     for name in missing]
+    return warnings
+
+
+def _items(report, key):
+    value = report.get(key)
+    for index, item in enumerate(value if isinstance(value, list) else []):
+        if isinstance(item, dict):
+            yield index, item
+
+
+def _free_text(report):
+    for key in ("summary", "hypothesis"):
+        yield key, report.get(key)
+    for index, item in _items(report, "evidence"):
+        yield f"evidence[{index}].interpretation", item.get("interpretation")
+    for index, item in _items(report, "proposed_actions"):
+        yield f"proposed_actions[{index}].reason", item.get("reason")
+    checks = report.get("next_checks")
+    for index, text in enumerate(checks if isinstance(checks, list) else []):
+        yield f"next_checks[{index}]", text
+
+
+def _check_evidence(where, item, texts) -> list:
+    call_id, quote = item.get("tool_use_id"), item.get("quote")
+    if not isinstance(call_id, str) or call_id not in texts:
+        return [f"{where}: tool_use_id {call_id!r} is not a tool call that ran in this run"]
+    if not isinstance(quote, str) or not _normalise(quote):
+        return [f"{where}: quote is empty"]
+    if not quote_in(quote, texts[call_id]):
+        return [f"{where}: quote not found in the result of {call_id}"]
+    return []
+
+
+def _normalise(text) -> str:
+    return " ".join(text.split())
+
+
+def quote_in(quote, text) -> bool:
+    """True when `quote` is in `text` with runs of whitespace collapsed, or is a run of lines
+    of it, each quoted line being a verbatim part of the corresponding line."""
+    needle = _normalise(quote)
+    if needle and needle in _normalise(text):
+        return True
+    wanted = [line for line in map(_normalise, quote.splitlines()) if line]
+    if len(wanted) < 2:
+        return False
+    lines = [line for line in map(_normalise, text.splitlines()) if line]
+    for start in range(len(lines) - len(wanted) + 1):
+        if all(part in lines[start + offset] for offset, part in enumerate(wanted)):
+            return True
+    return False
+
+
+def _appears(name, corpus) -> bool:
+    """`name` occurs in `corpus` as a whole name (a longer name it is the prefix of counts)."""
+    if not name:
+        return False
+    pattern = rf"(?<![A-Za-z0-9_.-]){re.escape(name)}(?![A-Za-z0-9_])"
+    return re.search(pattern, corpus) is not None
+
+
+# --- text -------------------------------------------------------------------------------------
+
+def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl") -> str:
+    """The report as plain text for a terminal: severity and summary first, warnings last."""
+    if not isinstance(report, dict):
+        report = {}
+    severity = _clean(report.get("severity") or "unknown").upper()
+    out = [f"SEVERITY: {severity}", *_wrap(report.get("summary") or "(no summary)", "")]
+    out += ["", "Affected"]
+    out += [f"  {_clean(i.get('kind')):<11} {_where(i.get('namespace'), i.get('name'))}"
+            for _, i in _items(report, "affected")] or ["  none listed"]
+    out += ["", "Evidence"]
+    for index, item in _items(report, "evidence"):
+        out.append(f"  {index + 1}. from {_clean(item.get('tool_use_id'))}")
+        out += ["     | " + line for line in printable(item.get("quote") or "").splitlines()]
+        out += _wrap(item.get("interpretation") or "", "     -> ", "        ")
+    if not _items_present(report, "evidence"):
+        out.append("  none")
+    confidence = _clean(report.get("confidence") or "unknown")
+    out += ["", f"Hypothesis (confidence: {confidence})"]
+    out += _wrap(report.get("hypothesis") or "(none)", "  ")
+    out += ["", "Proposed actions (for a human to review; listing one runs nothing)"]
+    for index, item in _items(report, "proposed_actions"):
+        out += _render_action(index, item, context=context, kubectl=kubectl)
+    if not _items_present(report, "proposed_actions"):
+        out.append("  none")
+    checks = report.get("next_checks") if isinstance(report.get("next_checks"), list) else []
+    out += ["", "Next checks"]
+    for text in checks:
+        out += _wrap(text, "  - ", "    ")
+    if not checks:
+        out.append("  none")
+    if grounding_warnings:
+        out += ["", "Grounding warnings (not matched to any tool output; verify by hand)"]
+        for warning in grounding_warnings:
+            out += _wrap(warning, "  ! ", "    ")
+    return "\n".join(out) + "\n"
+
+
+def _render_action(index, item, *, context, kubectl) -> list:
+    kind, namespace, target = (_clean(item.get(k)) for k in ("kind", "namespace", "target"))
+    if kind in KINDS:
+        command = shlex.join(build_argv(kind, namespace, target, context=context,
+                                        kubectl=kubectl))
+    else:
+        command = "(unknown kind: no command)"
+    return [f"  {index + 1}. {kind} {_where(namespace, target)}",
+            *_wrap(item.get("reason") or "", "     why: ", "          "),
+            f"     run: {printable(command, keep_newlines=False)}"]
+
+
+def _items_present(report, key) -> bool:
+    return any(True for _ in _items(report, key))
+
+
+def _clean(value) -> str:
+    return printable("" if value is None else value, keep_newlines=False)
+
+
+def _where(namespace, name) -> str:
+    namespace, name = _clean(namespace), _clean(name)
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _wrap(text, first, rest=None) -> list:
+    """`text` wrapped to WIDTH, first line prefixed by `first`, the others by `rest`."""
+    rest = first if rest is None else rest
+    lines = []
+    for paragraph in printable(text if isinstance(text, str) else str(text)).splitlines():
+        prefix = rest if lines else first
+        lines += textwrap.wrap(paragraph, WIDTH, initial_indent=prefix, subsequent_indent=rest,
+                               break_on_hyphens=False, break_long_words=False) or [prefix]
+    return [line.rstrip() for line in lines]
