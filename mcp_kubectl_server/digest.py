@@ -190,7 +190,7 @@ def event_line(event):
     count = (event.get("series") or {}).get("count") or event.get("count") or 1
     return " ".join([format_time(event_time(event)), event.get("type") or "Normal",
                      event.get("reason") or "NoReason", f"{obj.get('kind', '?')}/{obj.get('name', '?')}",
-                     f"count={count}:", one_line(event.get("message") or event.get("note") or "", 300)])
+                     f"count={count}:", one_line(event.get("message") or event.get("note") or "", 300)]).rstrip()
 
 
 def sorted_events(events):

@@ -1,0 +1,96 @@
+"""Tool table and argument checks: every hostile value is refused before any kubectl runs."""
+
+import pytest
+
+from mcp_kubectl_server.tools import ANNOTATIONS, TOOLS, check_arguments, check_scope
+from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
+
+ALLOWED = ("default", "prod")
+
+
+def test_four_tools_all_read_only():
+    assert sorted(TOOLS) == ["describe_pod", "get_events", "get_logs", "get_pods"]
+    for tool in TOOLS.values():
+        definition = tool.definition(ALLOWED)
+        for key, value in ANNOTATIONS.items():
+            assert definition["annotations"][key] is value
+        assert definition["inputSchema"]["additionalProperties"] is False
+        assert "Allowed namespaces: default, prod." in definition["description"]
+
+
+def test_descriptions_steer_the_model():
+    logs = TOOLS["get_logs"].description
+    assert "previous=true" in logs and "ImagePullBackOff" in logs and "Pending" in logs
+    assert "already includes the pod's events" in TOOLS["describe_pod"].description
+
+
+@pytest.mark.parametrize("value", [
+    "--kubeconfig=/tmp/x", "-A", "-n", "a;b", "../..", "prod\nkube-system", "Prod", "", "a b",
+    "x" * 64, "prod$(id)", "prod`id`", "*", "prod/", 7, None, ["prod"],
+])
+def test_bad_namespace_refused(value):
+    assert check_label("namespace", value)
+
+
+@pytest.mark.parametrize("value", [
+    "-A", "--all-namespaces", "a;b", "../..", "..", "pod\nname", "a" * 254, "Pod", "pod_1", "pod/x",
+    ".pod", "pod.", "pod..x", "pod name",
+])
+def test_bad_pod_name_refused(value):
+    assert check_subdomain("name", value)
+
+
+@pytest.mark.parametrize("value", ["checkout-6f8d9c7b5d-x7k2p", "a", "coredns-5d78c9869d-abcde", "web.v2-0"])
+def test_good_pod_name_accepted(value):
+    assert check_subdomain("name", value) is None
+
+
+@pytest.mark.parametrize("value", [
+    "app=checkout", "app==checkout", "app!=web,tier=db", "!canary", "environment in (prod, staging)",
+    "tier notin (frontend)", "app.kubernetes.io/name=cart", "app=", "release",
+])
+def test_good_selector_accepted(value):
+    assert check_selector("selector", value) is None
+
+
+@pytest.mark.parametrize("value", [
+    "-A", "--all-namespaces", "app=x --kubeconfig=/tmp/x", "app=x;rm -rf /", "app=x\nb=c", "app=$(id)",
+    "", "=x", "app=x,", "app in prod", "a" * 513, "app=x y", "app=-x", "app=x|y", "app=x&&y",
+])
+def test_bad_selector_refused(value):
+    assert check_selector("selector", value)
+
+
+def test_unknown_and_missing_arguments_are_named():
+    problems = check_arguments(TOOLS["get_pods"], {"all_namespaces": True})
+    assert any("'all_namespaces': unknown argument" in p and "namespace, selector" in p for p in problems)
+    assert "namespace: is required" in problems
+
+
+@pytest.mark.parametrize("args, fragment", [
+    ({"namespace": "prod", "name": "p", "tail": 0}, "tail: must be a whole number from 1 to 1000"),
+    ({"namespace": "prod", "name": "p", "tail": 1001}, "tail"),
+    ({"namespace": "prod", "name": "p", "tail": True}, "tail"),
+    ({"namespace": "prod", "name": "p", "tail": "50"}, "tail"),
+    ({"namespace": "prod", "name": "p", "previous": "yes"}, "previous: must be true or false"),
+    ({"namespace": "prod", "name": "p", "container": "-c"}, "container:"),
+])
+def test_log_arguments_checked(args, fragment):
+    problems = check_arguments(TOOLS["get_logs"], args)
+    assert any(fragment in p for p in problems), problems
+
+
+def test_good_arguments_pass():
+    assert check_arguments(TOOLS["get_logs"], {"namespace": "prod", "name": "checkout-1",
+                                               "container": "checkout", "previous": True, "tail": 50}) == []
+
+
+def test_scope_refusal_names_allowed_namespaces():
+    assert check_scope({"namespace": "prod"}, ALLOWED) is None
+    refusal = check_scope({"namespace": "kube-system"}, ALLOWED)
+    assert "'kube-system' is outside this server's scope" in refusal and "default, prod" in refusal
+
+
+def test_long_values_are_not_echoed_in_full():
+    problem = check_label("namespace", "a" * 5000)
+    assert len(problem) < 400
