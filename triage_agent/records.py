@@ -1,0 +1,348 @@
+"""Run records: the price table and cost, the audit log, and the trace.
+
+- cost: `cost_usd(model, usage)` prices one response's `usage` from `PRICES` (USD per million
+  tokens, taken `PRICES_TAKEN`); an unknown model prices as None, never as a guess. When a
+  server-side fallback ran, `usage.iterations` holds per-model entries and each is priced by its
+  own model. `Usage` adds responses up for the outcome; `cost_line` is the one line at the end.
+- audit: `Recorder.audit(**fields)` stamps the time, appends one JSONL line to the audit file
+  (flushed per entry) and prints one human line to stderr.
+- trace: `Recorder.trace(record)` appends one JSONL line per model call / tool execution, built
+  by `model_call_span` / `tool_span` with OpenTelemetry GenAI attribute names.
+
+Record writing never ends a run: a failing audit file or trace file is disabled with one
+warning on stderr, and the run goes on (the audit lines still reach stderr).
+"""
+
+import datetime
+import hashlib
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+
+PRICES_TAKEN = "2026-11"
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+    input: float
+    cache_write: float  # 5-minute cache write
+    cache_read: float
+    output: float
+
+
+_OPUS_45_UP = Price(5, 6.25, 0.50, 25)
+# (model family pattern, price). A model id matches when it is the family name, optionally
+# followed by a date (`-20251001` or Vertex-style `@20251001`); anything else is unknown.
+PRICES = (
+    ("claude-opus-5-5", Price(4, 5, 0.20, 20)),
+    ("claude-sonnet-5-5", Price(2, 2.5, 0.20, 10)),
+    ("claude-sonnet-5", Price(2, 2.5, 0.20, 10)),
+    ("claude-opus-5", _OPUS_45_UP),
+    ("claude-opus-4-[5-9]", _OPUS_45_UP),
+    # Opus 4.0 and 4.1 were priced three times higher; pricing them as 4.5 would under-count.
+    ("claude-opus-4(?:-1)?", Price(15, 18.75, 1.50, 75)),
+    ("claude-haiku-4-5", Price(1, 1.25, 0.10, 5)),
+)
+_PRICE_PATTERNS = tuple((re.compile(f"(?:{family})(?:[-@][0-9]{{8}})?"), price)
+                        for family, price in PRICES)
+
+
+def price_for(model) -> "Price | None":
+    """The price of `model`, or None when the model is not in the table."""
+    if not isinstance(model, str):
+        return None
+    for pattern, price in _PRICE_PATTERNS:
+        if pattern.fullmatch(model.strip()):
+            return price
+    return None
+
+
+def _tokens(usage: dict):
+    """(input, cache_write, cache_read, output) from one usage dict; None if malformed."""
+    counts = []
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                "output_tokens"):
+        value = usage.get(key) or 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return None
+        counts.append(value)
+    return tuple(counts)
+
+
+def _price_one(model, usage) -> "float | None":
+    price = price_for(model)
+    counts = _tokens(usage) if isinstance(usage, dict) else None
+    if price is None or counts is None:
+        return None
+    fresh, write, read, out = counts
+    return (fresh * price.input + write * price.cache_write + read * price.cache_read
+            + out * price.output) / 1_000_000
+
+
+def cost_usd(model, usage) -> "float | None":
+    """USD for one response's usage; None when any part of it cannot be priced."""
+    if not isinstance(usage, dict):
+        return None
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list) and iterations:
+        total = 0.0
+        for entry in iterations:
+            if not isinstance(entry, dict):
+                return None
+            part = _price_one(entry.get("model") or model, entry)
+            if part is None:
+                return None
+            total += part
+        return total
+    return _price_one(model, usage)
+
+
+class Usage:
+    """Token totals by kind over a run, and their cost (None once anything was unpriced)."""
+
+    def __init__(self):
+        self.input = self.output = self.cache_read = self.cache_write = 0
+        self.cost = 0.0
+
+    def add(self, model, usage) -> "float | None":
+        """Add one response's usage; returns that response's cost."""
+        counts = _tokens(usage) if isinstance(usage, dict) else None
+        if counts is not None:
+            self.input += counts[0]
+            self.cache_write += counts[1]
+            self.cache_read += counts[2]
+            self.output += counts[3]
+        cost = cost_usd(model, usage)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        return cost
+
+    def as_dict(self) -> dict:
+        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
+                "cache_write": self.cache_write}
+
+
+def cost_line(model, usage) -> str:
+    """The one human line at the end of a run: tokens by kind and USD (or why not)."""
+    totals = usage.as_dict() if isinstance(usage, Usage) else dict(usage or {})
+    cost = usage.cost if isinstance(usage, Usage) else cost_usd(model, usage)
+    tokens = (f"input {totals.get('input', 0):,} · cache write {totals.get('cache_write', 0):,}"
+              f" · cache read {totals.get('cache_read', 0):,} · output {totals.get('output', 0):,}")
+    money = f"${cost:.4f} (prices of {PRICES_TAKEN})" if cost is not None else \
+        f"$ unknown (no price for {model!r} in the table of {PRICES_TAKEN})"
+    return f"cost: {model} · tokens: {tokens} · {money}"
+
+
+# --- audit and trace --------------------------------------------------------------------------
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable(value, limit) -> str:
+    """One safe line: no newlines or terminal escapes from model-supplied text."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                            default=str)
+    text = _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def audit_line(entry: dict) -> str:
+    """The human summary of one audit entry, e.g.
+    `[audit] step 2 · get_logs namespace=prod name=web-1 · executed · 812 bytes`."""
+    parts = [f"[audit] step {entry.get('step', '?')}", _printable(entry.get("tool", "?"), 64)]
+    args = entry.get("arguments")
+    if isinstance(args, dict) and args:
+        parts[-1] += " " + " ".join(f"{_printable(k, 32)}={_printable(v, 60)}"
+                                    for k, v in args.items())
+    elif args not in (None, {}):
+        parts[-1] += " " + _printable(args, 80)
+    if "decision" in entry:
+        parts.append(_printable(entry["decision"], 80))
+    if entry.get("is_error"):
+        parts.append("error")
+    if isinstance(entry.get("bytes"), int):
+        parts.append(f"{entry['bytes']} bytes")
+    skip = {"time", "step", "tool", "arguments", "decision", "is_error", "bytes"}
+    parts.extend(f"{_printable(k, 32)}={_printable(v, 80)}" for k, v in entry.items()
+                 if k not in skip)
+    return _printable(" · ".join(parts), 400)
+
+
+class _JsonlFile:
+    """An append-only JSONL file that disables itself (with one warning) on the first error."""
+
+    def __init__(self, path, what, warn):
+        self.what, self._warn, self._file = what, warn, None
+        if path is None:
+            return
+        try:
+            self._file = open(path, "a", encoding="utf-8")
+        except OSError as exc:
+            self._fail(exc)
+
+    def write(self, record) -> bool:
+        if self._file is None:
+            return False
+        try:
+            line = json.dumps(record, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError) as exc:  # keep the file, note the entry
+            line = json.dumps({"unserialisable_record": f"{type(exc).__name__}: {exc}",
+                               "repr": _printable(repr(record), 2000)})
+        try:
+            self._file.write(line + "\n")
+            self._file.flush()
+            return True
+        except Exception as exc:  # disk full, closed file, I/O error, ...
+            self._fail(exc)
+            return False
+
+    def _fail(self, exc):
+        self._warn(f"warning: cannot write the {self.what} ({type(exc).__name__}: {exc});"
+                   f" {self.what} disabled for the rest of this run")
+        self.close()
+
+    def close(self):
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError:
+                pass
+
+
+class Recorder:
+    """Audit entries (JSONL + a stderr line each) and trace lines (JSONL); never raises."""
+
+    def __init__(self, *, audit_path=None, trace_path=None, stderr=sys.stderr, quiet=False,
+                 clock=time.time):
+        self._stderr, self.quiet, self._clock = stderr, quiet, clock
+        self._audit = _JsonlFile(audit_path, "audit log", self._say)
+        self._trace = _JsonlFile(trace_path, "trace", self._say)
+        self.audit_path, self.trace_path = audit_path, trace_path
+        self.entries = []  # every audit entry of the run, also when no file is given
+
+    def _say(self, line):
+        try:
+            print(line, file=self._stderr, flush=True)
+        except Exception:  # a closed or broken stderr must not end the run either
+            pass
+
+    def audit(self, **fields) -> dict:
+        """Record one audit entry; returns it with its time stamp."""
+        entry = {"time": _iso(self._clock()), **fields}
+        self.entries.append(entry)
+        self._audit.write(entry)
+        if not self.quiet:
+            try:
+                self._say(audit_line(entry))
+            except Exception:
+                pass
+        return entry
+
+    def trace(self, record) -> None:
+        """Append one trace line; a failure disables tracing with one warning, never raises."""
+        try:
+            self._trace.write(record)
+        except Exception:
+            pass
+
+    def close(self):
+        self._audit.close()
+        self._trace.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _iso(seconds) -> str:
+    try:
+        moment = datetime.datetime.fromtimestamp(float(seconds), tz=datetime.timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(seconds)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _sha256(value) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                           default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _span(kind, name, step, started, ended, attributes):
+    duration = None
+    if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
+        duration = round((ended - started) * 1000, 1)
+    return {"kind": kind, "name": name, "step": step, "start_time": _iso(started),
+            "end_time": _iso(ended), "duration_ms": duration, "attributes": attributes}
+
+
+def model_call_span(*, step, request, response, started, ended, error=None,
+                    include_context=None) -> dict:
+    """One trace line for a model call.
+
+    What the model saw is kept bounded but complete over a run: `input.context` (everything in
+    the request but `messages`: system, tools, settings) is written in full on step 1 (or when
+    `include_context` is true) and as `context_sha256` always, so a change would show; and of
+    the messages, only the new ones since the last assistant turn (`new_messages`, starting at
+    `new_messages_from`). The assistant turn itself is the previous span's `output.content`.
+    `messages_sha256` over the full list lets a reader verify the reconstruction.
+    """
+    request = request if isinstance(request, dict) else {}
+    response = response if isinstance(response, dict) else {}
+    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    counts = _tokens(usage) or (0, 0, 0, 0)
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": request.get("model"),
+        "gen_ai.request.max_tokens": request.get("max_tokens"),
+        "gen_ai.response.id": response.get("id"),
+        "gen_ai.response.model": response.get("model"),
+        "gen_ai.response.finish_reasons": [response["stop_reason"]]
+        if response.get("stop_reason") else [],
+        # OpenTelemetry counts cached tokens inside input_tokens; the API reports them apart
+        "gen_ai.usage.input_tokens": counts[0] + counts[1] + counts[2],
+        "gen_ai.usage.output_tokens": counts[3],
+        "gen_ai.usage.cache_read.input_tokens": counts[2],
+        "gen_ai.usage.cache_creation.input_tokens": counts[1],
+    }
+    if error is not None:
+        attributes["error.type"] = getattr(error, "error_type", None) or type(error).__name__
+    context = {k: v for k, v in request.items() if k != "messages"}
+    start = len(messages)
+    while start > 0 and not (isinstance(messages[start - 1], dict)
+                             and messages[start - 1].get("role") == "assistant"):
+        start -= 1
+    span_input = {"context_sha256": _sha256(context), "messages_total": len(messages),
+                  "messages_sha256": _sha256(messages), "new_messages_from": start,
+                  "new_messages": messages[start:]}
+    if include_context or (include_context is None and step == 1):
+        span_input["context"] = context
+    span = _span("chat", f"chat {request.get('model')}", step, started, ended, attributes)
+    span["input"] = span_input
+    span["output"] = {"content": response.get("content"), "stop_reason":
+                      response.get("stop_reason"), "usage": usage}
+    if error is not None:
+        span["error"] = _printable(str(error), 2000)
+    return span
+
+
+def tool_span(*, step, name, call_id, arguments, text, is_error, started, ended,
+              max_text=20_000) -> dict:
+    """One trace line for a tool execution (result text kept up to `max_text` characters)."""
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                  "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function"}
+    if is_error:
+        attributes["error.type"] = "tool_error"
+    text = text if isinstance(text, str) else str(text)
+    span = _span("execute_tool", f"execute_tool {name}", step, started, ended, attributes)
+    span["input"] = {"arguments": arguments}
+    span["output"] = {"text": text[:max_text], "truncated": len(text) > max_text,
+                      "chars": len(text), "is_error": bool(is_error)}
+    return span
