@@ -1,9 +1,240 @@
-"""Command line for triage-agent (placeholder until the triage loop lands)."""
+"""Command line: parse options, wire the seams (model, MCP tools, gate, recorder), print the outcome.
 
+    python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
+
+Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
+4 model API or MCP server failure, 130 interrupted. Once start-up is done every exit still
+prints the outcome, audit and cost gathered so far. With --json the outcome is one JSON object on
+stdout and everything meant for people goes to stderr.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
 import sys
+from pathlib import Path
+
+from triage_agent import actions, loop, prompts, records, replay, report
+from triage_agent.mcp_client import McpError, McpStdioClient
+from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
+
+DEFAULT_MODEL = "claude-opus-5-5"
+EFFORTS = ("low", "medium", "high", "max")
+NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class UsageError(Exception):
+    """Bad options or configuration: exit 2 with this message."""
+
+
+def _positive(kind, minimum):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < minimum or value != value:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+    return parse
+
+
+def build_parser():
+    """The argument parser (the issue's option table)."""
+    p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
+                                "with a model and read-only kubectl tools.")
+    p.add_argument("symptom", help="what the operator sees, in words")
+    p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
+                   help="namespaces in scope (required; there is no cluster-wide scope)")
+    p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn (default: this "
+                   "project's server with the same namespaces and context)")
+    p.add_argument("--context", help="kube context for the default server and executed actions")
+    p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions")
+    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed")
+    p.add_argument("--model", help=f"model (default {DEFAULT_MODEL}, or the replay fixture's)")
+    p.add_argument("--effort", choices=EFFORTS, default="medium")
+    p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
+    p.add_argument("--no-fallbacks", action="store_true", help="no server-side model fallback")
+    p.add_argument("--max-steps", type=_positive(int, 1), default=12, help="model calls")
+    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
+    p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
+    p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None)
+    p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
+                   help="seconds per MCP tool call (default 30)")
+    p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
+                   metavar="KIND", help="enable an action kind (gate 1): "
+                   + ", ".join(actions.ACTION_KINDS))
+    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3)")
+    p.add_argument("--trace", metavar="FILE", help="JSONL trace, one line per model/tool call")
+    p.add_argument("--audit-log", metavar="FILE", help="JSONL audit log")
+    p.add_argument("--record", metavar="FILE", help="write this live run as a replay fixture")
+    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    return p
+
+
+def check_options(args):
+    """Cross-option checks argparse cannot do; returns the namespace tuple."""
+    namespaces = tuple(dict.fromkeys(n.strip() for n in args.namespaces.split(",") if n.strip()))
+    bad = [n for n in namespaces if len(n) > 63 or not NAMESPACE.match(n)]
+    if not namespaces or bad:
+        raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
+                         "is not a valid namespace name")
+    if not args.symptom.strip():
+        raise UsageError("the symptom is empty: describe what you see")
+    if args.replay and args.record:
+        raise UsageError("--record writes a live run; it cannot be combined with --replay")
+    if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
+    for flag in ("context", "kubeconfig"):
+        value = getattr(args, flag)
+        if value is not None and (not value or value.startswith("-")):
+            raise UsageError(f"--{flag}: {value!r} is not a usable value")
+    return namespaces
+
+
+def server_argv(args, namespaces):
+    """The MCP server command: --mcp split like a shell would, or this project's server."""
+    if args.mcp:
+        argv = shlex.split(args.mcp)
+        if not argv:
+            raise UsageError("--mcp: empty command")
+        return argv
+    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces",
+            ",".join(namespaces), "--quiet"]
+    if args.context:
+        argv += ["--context", args.context]
+    if args.kubeconfig:
+        argv += ["--kubeconfig", os.path.abspath(args.kubeconfig)]
+    return argv
+
+
+def make_model(args):
+    """(model seam, model name, replay fixture or None)."""
+    if args.replay:
+        try:
+            fixture = replay.load_fixture(args.replay)
+        except replay.FixtureError as exc:
+            raise UsageError(str(exc)) from None
+        return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
+                            base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+                            fallbacks=not args.no_fallbacks)
+    model = replay.RecordingModel(client) if args.record else client
+    return model, args.model or DEFAULT_MODEL
+
+
+def start_tools(argv, args):
+    """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
+    env = dict(os.environ)
+    if not args.mcp:  # our own server must import from this checkout even when run elsewhere
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT),
+                                                          env.get("PYTHONPATH")]))
+    client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
+    try:
+        client.start()
+        toolset = prompts.build_toolset(client.list())
+    except BaseException:
+        client.close()
+        raise
+    return client, toolset
+
+
+def print_outcome(outcome, args, stderr):
+    """Report (or JSON) on stdout; stop, error and cost on stderr."""
+    if args.json:
+        print(json.dumps(outcome.to_dict(), indent=1, default=str))
+    elif outcome.report is not None:
+        print(report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
+                                 context=args.context))
+    if outcome.stop != "report":
+        print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
+    if outcome.error:
+        print(f"triage-agent: {outcome.error}", file=stderr)
+    for violation in outcome.violations:
+        print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
+              f"{violation['tool']}", file=stderr)
+    usage = records.Usage()
+    vars(usage).update(outcome.usage, cost=outcome.cost_usd)
+    print(records.cost_line(outcome.model, usage), file=stderr)
+
+
+def run(args, stderr):
+    """Everything after argument parsing; returns the exit code."""
+    namespaces = check_options(args)
+    policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
+                               max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
+                               max_cost_usd=args.max_cost_usd)
+    model, model_name = make_model(args)
+    if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
+        raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
+    try:
+        recorder = records.Recorder(audit_path=args.audit_log, trace_path=args.trace,
+                                    stderr=stderr)
+    except OSError as exc:
+        raise UsageError(f"cannot open a record file: {exc}") from None
+    try:
+        return triage(args, policy, model, model_name, recorder, stderr)
+    finally:
+        recorder.close()
+
+
+def triage(args, policy, model, model_name, recorder, stderr):
+    """Start the tools, run the loop, print the outcome."""
+    try:
+        tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
+    except McpError as exc:
+        print(f"triage-agent: the MCP server did not start: {exc}", file=stderr)
+        return 4
+    except prompts.ToolsetError as exc:
+        raise UsageError(str(exc)) from None
+    if toolset.not_offered:
+        print("triage-agent: not offered to the model (not annotated read-only): "
+              + ", ".join(toolset.not_offered), file=stderr)
+    gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
+                              approve=actions.tty_approve, runner=actions.run_command,
+                              namespaces=policy.namespaces, context=args.context,
+                              kubeconfig=args.kubeconfig)
+    settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
+                             fallbacks=not args.no_fallbacks)
+    try:
+        outcome = loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
+                                  settings=settings, toolset=toolset, gate=gate,
+                                  recorder=recorder, progress=lambda line: print(line,
+                                                                                 file=stderr))
+    finally:
+        tools.close()
+    outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    if args.record:
+        save_recording(args, model, model_name, stderr)
+    print_outcome(outcome, args, stderr)
+    return outcome.exit_code
+
+
+def save_recording(args, model, model_name, stderr):
+    """Write --record's fixture; a failure is reported, not fatal."""
+    fixture = model.fixture(description=f"recorded live run: {args.symptom[:200]} "
+                            f"(namespaces {args.namespaces})", model=model_name)
+    try:
+        replay.write_fixture(args.record, fixture)
+    except OSError as exc:
+        print(f"triage-agent: could not write --record file: {exc}", file=stderr)
 
 
 def main(argv=None):
     """Run the triage CLI; returns the process exit code."""
-    print("triage-agent: the triage loop is not wired yet", file=sys.stderr)
-    return 2
+    stderr = sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        return run(args, stderr)
+    except UsageError as exc:
+        print(f"triage-agent: {exc}", file=stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("triage-agent: interrupted", file=stderr)
+        return 130

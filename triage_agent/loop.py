@@ -1,0 +1,357 @@
+"""run_triage(): the agent loop, its stop reasons, and the one place a run becomes an Outcome.
+
+    first user turn (symptom, scope, budgets)
+    for step in 1..max_steps:
+        response = model(build_request(...))           # the assistant turn goes back unchanged
+        tool_use    -> dispatch each call (policy.py's rules), all results in ONE user turn
+        max_tokens  -> nothing in that turn runs; each call gets an error result; once only
+        end_turn    -> one nudge to call write_report, then stop
+        refusal / model_context_window_exceeded -> stop;  pause_turn -> send again
+        a valid, grounded write_report ends the run after its round
+
+Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam raising RunEnded,
+KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
+(request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
+(.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
+"""
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from triage_agent import policy as rules
+from triage_agent import prompts, records, report
+from triage_agent.mcp_client import McpError
+from triage_agent.messages import ApiError
+
+EXIT_CODES = {"report": 0, "api_error": 4, "mcp_error": 4, "interrupted": 130}
+FINAL_STOP = {True: "max_repeats", False: "max_steps"}
+VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
+
+
+class RunEnded(Exception):
+    """Ends the run with a named stop; a seam may raise it (replay does, when it runs out)."""
+
+    def __init__(self, stop, error=None):
+        super().__init__(error or stop)
+        self.stop, self.error = stop, error
+
+
+@dataclass
+class Settings:
+    """Model settings sent with every request."""
+    model: str = "claude-opus-5-5"
+    max_tokens: int = 16000
+    effort: str = "medium"
+    fallbacks: bool = True
+
+
+@dataclass
+class Outcome:
+    """Everything a run produced, whatever ended it."""
+    report: dict = None
+    stop: str = ""
+    steps: int = 0
+    tool_calls: int = 0
+    violations: list = field(default_factory=list)
+    proposals: list = field(default_factory=list)
+    grounding_warnings: list = field(default_factory=list)
+    usage: dict = field(default_factory=lambda: {"input": 0, "output": 0, "cache_read": 0,
+                                                 "cache_write": 0})
+    cost_usd: float = 0.0
+    model: str = ""
+    trace: str = None
+    audit_log: str = None
+    error: str = None
+
+    @property
+    def exit_code(self):
+        """The CLI's exit code for this outcome."""
+        return EXIT_CODES.get(self.stop, 3)
+
+    def to_dict(self):
+        """The outcome as a JSON-ready dict (the --json object)."""
+        return dataclasses.asdict(self)
+
+
+def build_request(settings, toolset, messages):
+    """The Messages API body: cached system block, tools, and a breakpoint on the newest user turn."""
+    messages = list(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i]["role"] == "user":
+            content = list(messages[i]["content"])
+            content[-1] = dict(content[-1], cache_control={"type": "ephemeral"})
+            messages[i] = dict(messages[i], content=content)
+            break
+    body = {"model": settings.model, "max_tokens": settings.max_tokens,
+            "system": [{"type": "text", "text": prompts.SYSTEM_PROMPT,
+                        "cache_control": {"type": "ephemeral"}}],
+            "tools": toolset.api_tools, "messages": messages,
+            "output_config": {"effort": settings.effort}}
+    if settings.fallbacks:
+        body["fallbacks"] = "default"
+    return body
+
+
+def describe_call(name, arguments):
+    """`get_logs namespace=prod name=x previous=true`: a call as one progress line."""
+    if not isinstance(arguments, dict):
+        return f"{name} {arguments!r:.80}"
+    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in arguments.items()]
+    return " ".join([name] + parts)[:200]
+
+
+def api_error_text(exc):
+    """An ApiError as one line, request-id included."""
+    return (f"model API error {exc.status} {exc.error_type}: {exc.message} "
+            f"(request-id: {exc.request_id or 'none'})")
+
+
+def _tool_result(tool_use_id, text, is_error):
+    return {"type": "tool_result", "tool_use_id": tool_use_id,
+            "content": [{"type": "text", "text": text}], "is_error": bool(is_error)}
+
+
+def _well_formed(response):
+    if not isinstance(response, dict) or not isinstance(response.get("content"), list):
+        return False
+    for block in response["content"]:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return False
+        if block["type"] == "tool_use" and not (isinstance(block.get("id"), str)
+                                                and isinstance(block.get("name"), str)):
+            return False
+    return True
+
+
+class _Run:
+    """One run's state; methods are the loop's steps. Raises RunEnded to stop."""
+
+    def __init__(self, symptom, *, model, tools, policy, settings, toolset, gate, recorder,
+                 progress):
+        self.model, self.tools, self.policy, self.settings = model, tools, policy, settings
+        self.toolset, self.gate, self.recorder = toolset, gate, recorder
+        self.progress = progress or (lambda line: None)
+        self.ledger = rules.Ledger()
+        self.outcome = Outcome(model=settings.model)
+        first = prompts.first_turn(symptom, policy.namespaces, policy)
+        self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
+        self.final = False          # set when repeats are spent: the next call is the last
+        self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
+        self.last_input = 0         # previous request's input size, for --max-cost-usd
+        self.usage = records.Usage()
+
+    def run(self):
+        for step in range(1, self.policy.max_steps + 1):
+            last = step == self.policy.max_steps or self.final
+            self.outcome.steps = step
+            response = self.call_model(step, last)
+            content = response["content"]
+            if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
+                self.messages[-1] = {"role": "assistant",
+                                     "content": self.messages[-1]["content"] + content}
+            else:
+                self.messages.append({"role": "assistant", "content": content})
+            self.handle(response.get("stop_reason"), content, step, last)
+            if self.outcome.report is not None:
+                raise RunEnded("report")
+            if last:
+                raise RunEnded(FINAL_STOP[self.final])
+        raise RunEnded("max_steps")
+
+    def handle(self, stop_reason, content, step, last):
+        uses = [b for b in content if b["type"] == "tool_use"]
+        if stop_reason in ("refusal", "model_context_window_exceeded"):
+            raise RunEnded(stop_reason)
+        if stop_reason == "max_tokens":
+            return self.truncated(uses, step)
+        if uses:
+            return self.round(uses, step, last)
+        if stop_reason == "pause_turn":
+            return None   # send the paused turn back as it is; the model continues it
+        if self.nudged and not last:
+            raise RunEnded("end_turn")
+        self.nudged = True
+        self.messages.append({"role": "user", "content": [{"type": "text",
+                                                           "text": prompts.NUDGE_REPORT}]})
+        return None
+
+    def call_model(self, step, last):
+        self.check_cost()
+        if last:
+            self.say_last_call()
+        request = build_request(self.settings, self.toolset, self.messages)
+        started = time.time()
+        try:
+            response = self.model(request)
+        except ApiError as exc:
+            self.recorder.trace(records.model_call_span(step=step, request=request,
+                                                        response=None, started=started,
+                                                        ended=time.time(), error=exc))
+            raise RunEnded("api_error", api_error_text(exc)) from exc
+        except (RunEnded, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a broken model seam ends the run, never the process
+            raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
+        if not _well_formed(response):
+            raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
+        self.account(request, response, step, started)
+        return response
+
+    def account(self, request, response, step, started):
+        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        self.usage.add(response.get("model") or self.settings.model, usage)
+        self.outcome.usage, self.outcome.cost_usd = self.usage.as_dict(), self.usage.cost
+        self.last_input = sum(int(usage.get(k) or 0) for k in (
+            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        self.recorder.trace(records.model_call_span(step=step, request=request,
+                                                    response=response, started=started,
+                                                    ended=time.time()))
+
+    def check_cost(self):
+        limit = self.policy.max_cost_usd
+        if limit is None or not self.last_input or self.outcome.cost_usd is None:
+            return
+        estimate = records.cost_usd(self.settings.model, {"input_tokens": self.last_input})
+        if estimate is not None and self.outcome.cost_usd + estimate > limit:
+            raise RunEnded("max_cost", f"the next model call (about ${estimate:.4f}) would "
+                           f"cross --max-cost-usd {limit} (spent ${self.outcome.cost_usd:.4f})")
+
+    def say_last_call(self):
+        newest = self.messages[-1]
+        block = {"type": "text", "text": prompts.LAST_CALL}
+        if newest["role"] == "user" and block not in newest["content"]:
+            newest["content"].append(block)
+
+    def truncated(self, uses, step):
+        if self.cut_off:
+            raise RunEnded("max_tokens")
+        self.cut_off = True
+        for use in uses:
+            self.audit(step, use, "cut_off", True, prompts.CUT_OFF_RESULT)
+        content = [_tool_result(u["id"], prompts.CUT_OFF_RESULT, True) for u in uses]
+        self.messages.append({"role": "user", "content": content or [
+            {"type": "text", "text": prompts.CUT_OFF_TEXT}]})
+
+    def round(self, uses, step, last):
+        results = [_tool_result(u["id"], *self.dispatch(u, step, last)) for u in uses]
+        low = rules.budget_low(self.policy, self.ledger, step)
+        if low:
+            results[-1]["content"].append({"type": "text", "text": prompts.budget_note(*low)})
+        self.messages.append({"role": "user", "content": results})
+
+    def dispatch(self, use, step, last):
+        """One tool_use -> (text, is_error), in policy order; never raises but RunEnded."""
+        entry = self.toolset.by_api_name.get(use["name"])
+        name, arguments = (entry["name"] if entry else use["name"]), use.get("input")
+        self.progress(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
+        if entry and entry["kind"] == "report":
+            return self.write_report(use, arguments, step, last)
+        if last and entry:
+            return self.refuse(step, use, rules.Decision("not_run_last", prompts.NOT_RUN_LAST))
+        decision = rules.check_call(self.policy, self.ledger, name, entry, arguments,
+                                    available=sorted(self.toolset.by_api_name))
+        if decision:
+            if decision.decision == "duplicate" and rules.repeats_exhausted(self.policy,
+                                                                            self.ledger):
+                self.final = True
+            return self.refuse(step, use, decision)
+        if entry["kind"] == "propose":
+            return self.propose(use, arguments, step)
+        return self.execute(use, entry, arguments, step)
+
+    def refuse(self, step, use, decision):
+        is_error = decision.decision != "duplicate"
+        self.audit(step, use, decision.decision, is_error, decision.text)
+        if decision.violation:
+            self.outcome.violations.append({"step": step, "tool": use["name"],
+                                            "arguments": use.get("input"),
+                                            "decision": decision.decision})
+        return decision.text, is_error
+
+    def execute(self, use, entry, arguments, step):
+        started = time.time()
+        try:
+            text, is_error = self.tools.call(entry["name"], arguments)
+        except McpError as exc:
+            self.audit(step, use, "mcp_error", True, str(exc))
+            raise RunEnded("mcp_error", f"MCP server failed: {exc}") from exc
+        except Exception as exc:  # a tool failure is a value the model sees
+            text, is_error = f"tool call failed ({type(exc).__name__}): {exc}", True
+        text = text if isinstance(text, str) else str(text)
+        rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
+        self.outcome.tool_calls = self.ledger.tool_calls
+        self.audit(step, use, "executed", is_error, text)
+        self.recorder.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
+                                              arguments=arguments, text=text, is_error=is_error,
+                                              started=started, ended=time.time()))
+        return text, is_error
+
+    def propose(self, use, arguments, step):
+        if self.gate is None:
+            return self.refuse(step, use, rules.Decision(
+                "proposal_refused", "propose_action is not enabled in this run; list the "
+                "action in the report's proposed_actions instead.", violation=True))
+        text, is_error, proposal = self.gate.propose(arguments)
+        decision = proposal.decision
+        self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
+        self.audit(step, use, f"proposal_{decision}", is_error, text)
+        if decision in VIOLATING_PROPOSALS:
+            self.outcome.violations.append({"step": step, "tool": use["name"],
+                                            "arguments": arguments,
+                                            "decision": f"proposal_{decision}"})
+        return text, is_error
+
+    def write_report(self, use, arguments, step, last):
+        problems = (report.validate_report(arguments) if isinstance(arguments, dict)
+                    else ["report: expected a JSON object"])
+        if problems:
+            return self.report_reply(step, use, "report_invalid", "report not accepted: "
+                                     + "; ".join(problems) + ". Fix these and call "
+                                     "write_report again.")
+        if self.outcome.report is not None:
+            return self.report_reply(step, use, "report_duplicate",
+                                     "a report was already accepted; this one is ignored.")
+        if self.ledger.tool_calls == 0 and not (self.pushed_zero or last):
+            self.pushed_zero = True
+            return self.report_reply(step, use, "report_pushed_back", prompts.NO_TOOLS_YET)
+        ungrounded = report.check_grounding(arguments, dict(self.ledger.results))
+        if ungrounded and not (self.pushed_grounding or last):
+            self.pushed_grounding = True
+            return self.report_reply(step, use, "report_ungrounded", prompts.ungrounded(
+                ungrounded))
+        self.outcome.report, self.outcome.grounding_warnings = arguments, list(ungrounded)
+        self.audit(step, use, "report_accepted", False, "")
+        return "report accepted.", False
+
+    def report_reply(self, step, use, decision, text):
+        self.audit(step, use, decision, True, text)
+        return text, True
+
+    def audit(self, step, use, decision, is_error, text):
+        entry = self.toolset.by_api_name.get(use["name"])
+        try:
+            self.recorder.audit(step=step, tool=entry["name"] if entry else use["name"],
+                                tool_use_id=use["id"], arguments=use.get("input"),
+                                decision=decision, is_error=bool(is_error),
+                                bytes=len(text.encode("utf-8", "replace")))
+        except Exception:  # an audit sink failing must not end the run; the trace keeps going
+            pass
+
+
+def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, gate=None,
+               recorder=None, progress=None):
+    """Run one triage and return its Outcome; never raises (KeyboardInterrupt included)."""
+    settings = settings or Settings()
+    toolset = toolset or prompts.build_toolset(tools.list())
+    run = _Run(symptom, model=model, tools=tools, policy=policy, settings=settings,
+               toolset=toolset, gate=gate, recorder=recorder or records.Recorder(quiet=True),
+               progress=progress)
+    try:
+        run.run()
+    except RunEnded as ended:
+        run.outcome.stop, run.outcome.error = ended.stop, ended.error
+    except KeyboardInterrupt:
+        run.outcome.stop, run.outcome.error = "interrupted", "interrupted by the operator"
+    run.outcome.tool_calls = run.ledger.tool_calls
+    return run.outcome
