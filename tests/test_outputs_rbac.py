@@ -1,0 +1,119 @@
+"""The read-only RBAC in outputs/rbac-readonly.yaml: least privilege, and nothing that writes.
+
+Owns the RBAC checker (verbs, resources, subresources that open a command channel, wildcards,
+aggregation, what the bindings bind) and its tests: the real file passes, and each of a list of
+deliberately wrong edits of it fails with a message that names the problem. The manifests are
+read with the YAML-subset reader in test_outputs_yaml.py (no PyYAML).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_outputs_yaml import parse_yaml_documents
+
+RBAC = Path(__file__).resolve().parent.parent / "outputs" / "rbac-readonly.yaml"
+
+# What the four tools read, and so what the role must grant and may grant: (apiGroup, resource).
+NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("", "events", "list")}
+MAY_READ = {"": {"pods", "pods/log", "events", "services", "namespaces", "nodes"},
+            "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"}}
+COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
+SUBJECT = ("ServiceAccount", "triage-agent")
+
+
+def _check_rule(rule, grants):
+    keys = ("apiGroups", "resources", "verbs")
+    if not isinstance(rule, dict) or set(rule) != set(keys) or not all(isinstance(rule[k], list) for k in keys):
+        return [f"rule {rule!r}: must have exactly apiGroups, resources and verbs, each a list"]
+    problems = []
+    for group in rule["apiGroups"]:
+        for resource in rule["resources"]:
+            for verb in rule["verbs"]:
+                where = f"{verb} {resource} (group {group!r})"
+                if "*" in (group, resource, verb):
+                    problems.append(f"{where}: wildcards grant everything, present and future")
+                elif "secret" in resource:
+                    problems.append(f"{where}: secrets are never readable by the agent")
+                elif resource.split("/")[-1] in COMMAND_CHANNELS:
+                    problems.append(f"{where}: {resource} opens a command channel even with get")
+                elif resource not in MAY_READ.get(group, ()):
+                    problems.append(f"{where}: the tools never read {resource}")
+                elif verb not in ("get", "list") or (resource == "pods/log" and verb != "get"):
+                    problems.append(f"{where}: only get and list are allowed (pods/log: get)")
+                grants.add((group, resource, verb))
+    return problems
+
+
+def _check_bindings(docs, roles):
+    problems = []
+    for doc in docs:
+        if doc.get("kind") not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        ref = doc.get("roleRef") or {}
+        if (ref.get("kind"), ref.get("name")) not in roles:
+            problems.append(f"{doc['kind']} binds {ref.get('kind')} {ref.get('name')!r}, "
+                            "not a role from this file")
+        for subject in doc.get("subjects") or []:
+            if (subject.get("kind"), subject.get("name")) != SUBJECT:
+                problems.append(f"{doc['kind']} binds {subject.get('kind')} {subject.get('name')!r}")
+    return problems
+
+
+def check_rbac(docs):
+    """Read-only, least privilege, bound only to the agent's ServiceAccount."""
+    docs = [doc if isinstance(doc, dict) else {} for doc in docs]
+    problems, grants, roles = [], set(), set()
+    for doc in docs:
+        kind, name = doc.get("kind"), (doc.get("metadata") or {}).get("name")
+        if kind in ("Role", "ClusterRole"):
+            roles.add((kind, name))
+            if "aggregationRule" in doc:
+                problems.append(f"{kind} {name}: aggregationRule pulls in other roles' rules")
+            for rule in doc.get("rules") or []:
+                problems += _check_rule(rule, grants)
+        elif kind not in ("Namespace", "ServiceAccount", "ClusterRoleBinding", "RoleBinding"):
+            problems.append(f"unexpected document kind {kind!r}")
+    problems += _check_bindings(docs, roles)
+    return problems + [f"missing grant: {verb} {resource} (group {group!r})"
+                       for group, resource, verb in sorted(NEEDED - grants)]
+
+
+def test_rbac_is_read_only_least_privilege():
+    docs = parse_yaml_documents(RBAC.read_text(encoding="utf-8"))
+    assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    assert check_rbac(docs) == []
+
+
+_RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    verbs: [get, list]\n"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("verbs: [get, list]\n---", "verbs: [get, list, delete]\n---", "delete deployments"),
+    ("verbs: [get, list]\n---", "verbs:\n      - get\n      - patch\n---", "patch replicasets"),
+    ("verbs: [get, list]\n---", "verbs: get\n---", "each a list"),
+    ("[get, list]\n  - apiGroups: [\"\"]\n    resources: [pods/log]",
+     "[get, list, watch]\n  - apiGroups: [\"\"]\n    resources: [pods/log]", "watch pods"),
+    ("resources: [pods, events,", "resources: [pods, secrets, events,", "secrets are never"),
+    ("resources: [pods/log]", "resources: [pods/log, pods/exec]", "command channel"),
+    ("resources: [pods/log]", "resources: [pods/log, nodes/proxy]", "command channel"),
+    ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [get, list]",
+     "list pods/log"),
+    ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [\"*\"]", "wildcards"),
+    (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n",
+     "never read configmaps"),
+    (_RULE, _RULE + "  - nonResourceURLs: [\"/logs\"]\n    verbs: [get]\n", "exactly apiGroups"),
+    ("  name: triage-agent-readonly\nrules:", "  name: triage-agent-readonly\naggregationRule:\n"
+     "  clusterRoleSelectors: []\nrules:", "aggregationRule"),
+    ("  kind: ClusterRole\n  name: triage-agent-readonly", "  kind: ClusterRole\n  name: cluster-admin",
+     "'cluster-admin', not a role from this file"),
+    ("  - kind: ServiceAccount\n    name: triage-agent\n",
+     "  - kind: Group\n    name: system:authenticated\n", "binds Group"),
+    ("resources: [pods/log]", "resources: [logs]", "missing grant: get pods/log"),
+    ("kind: Namespace", "kind: Pod", "unexpected document kind 'Pod'"),
+])
+def test_rbac_check_fails(old, new, message):
+    text = RBAC.read_text(encoding="utf-8")
+    assert old in text, "the mutation no longer applies to the real file"
+    problems = check_rbac(parse_yaml_documents(text.replace(old, new, 1)))
+    assert any(message in p for p in problems), problems
