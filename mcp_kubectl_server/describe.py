@@ -5,7 +5,7 @@ Lines start with a stable prefix (`pod`, `node`, `owner`, `condition`, `containe
 never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
 """
 
-from .digest import event_line, format_time, one_line, parse_time, quoted, sorted_events, state_words
+from .digest import event_line, format_time, kv, one_line, parse_time, quoted, sorted_events, state_words
 
 EVENTS_IN_DESCRIBE = 15
 
@@ -58,11 +58,11 @@ def _state_line(prefix, label, state):
         return None
     detail = (state or {}).get(kind) or {}
     words = [f"{prefix} {label}={kind}"]
-    words += [f"reason={reason}"] * bool(reason) + [f"exit_code={code}"] * (code is not None)
+    words += kv("reason", reason) + kv("exit_code", code)
     for key in ("startedAt", "finishedAt"):
         if detail.get(key):
             words.append(f"{key.replace('At', '_at')}={format_time(parse_time(detail[key]))}")
-    words += [f"message={quoted(message, 300)}"] * bool(message)
+    words += kv("message", message, quote=300)
     return " ".join(words)
 
 
@@ -107,8 +107,7 @@ def describe_digest(pod, *, owners, events):
         lines.append("labels " + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
     for cond in status.get("conditions") or []:
         words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
-        words += [f"reason={cond['reason']}"] * bool(cond.get("reason"))
-        words += [f"message={quoted(cond['message'], 300)}"] * bool(cond.get("message"))
+        words += kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=300)
         lines.append(" ".join(words))
     for kind, key, status_key in (("init_container", "initContainers", "initContainerStatuses"),
                                   ("container", "containers", "containerStatuses")):

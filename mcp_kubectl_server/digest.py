@@ -26,6 +26,13 @@ def quoted(text, limit=200):
     return '"' + one_line(text, limit).replace('"', "'") + '"'
 
 
+def kv(key, value, *, quote=0):
+    """[`key=value`] when there is a value (0 counts), else []; quote=N quotes and cuts to N chars."""
+    if value is None or value == "":
+        return []
+    return [f"{key}={quoted(value, quote) if quote else value}"]
+
+
 def parse_time(value):
     """RFC 3339 timestamp (with or without fraction) -> aware datetime, or None."""
     if not isinstance(value, str) or not value:
@@ -98,16 +105,14 @@ def _problem_words(pod):
     if picked is not None:
         kind, reason, message, code = state_words(picked.get("state"))
         words.append(f"container={picked.get('name', '?')} state={kind or 'unknown'}")
-        words += [f"reason={reason}"] * bool(reason) + [f"exit_code={code}"] * (code is not None)
-        words += [f"message={quoted(message, 160)}"] * bool(message)
+        words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160)
     elif status.get("reason"):
-        words.append(f"reason={status['reason']}")
-        words += [f"message={quoted(status.get('message', ''), 160)}"] * bool(status.get("message"))
+        words += kv("reason", status["reason"]) + kv("message", status.get("message"), quote=160)
     else:
         for cond in status.get("conditions") or []:
             if cond.get("status") == "False" and cond.get("reason"):
-                words.append(f"condition={cond.get('type')} reason={cond['reason']}")
-                words += [f"message={quoted(cond.get('message', ''), 160)}"] * bool(cond.get("message"))
+                words += [f"condition={cond.get('type')}"] + kv("reason", cond["reason"])
+                words += kv("message", cond.get("message"), quote=160)
                 break
     last = picked or max(statuses, key=lambda s: s.get("restartCount", 0), default=None)
     kind, reason, _, code = state_words((last or {}).get("lastState"))

@@ -107,8 +107,10 @@ def get_logs(kubectl, args, cancelled):
     tail = args.get("tail", TAIL_DEFAULT)
     argv = [f"pod/{args['name']}", f"--namespace={args['namespace']}", f"--tail={tail}",
             f"--limit-bytes={LOG_LIMIT_BYTES}"]
-    argv += [f"--container={args['container']}"] * bool(args.get("container"))
-    argv += ["--previous"] * bool(args.get("previous"))
+    if args.get("container"):
+        argv.append(f"--container={args['container']}")
+    if args.get("previous"):
+        argv.append("--previous")
     result = kubectl.run("logs", argv, max_bytes=LOG_LIMIT_BYTES + 65536, cancelled=cancelled)
     if not result.ok:
         plain = _why_no_logs(kubectl, args, cancelled)

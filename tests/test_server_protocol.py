@@ -1,0 +1,241 @@
+"""The server as a subprocess over stdio with raw JSON-RPC, kubectl replaced by a recording script.
+
+Covers framing, lifecycle, error codes, notifications, hostile lines, argument injection (nothing
+reaches kubectl), argv shape, redaction of tool output, audit lines, timeouts and cancellation.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_server_support import ROOT, ServerProcess, recording_kubectl
+
+POD_LIST = json.dumps({"kind": "PodList", "items": []})
+LOGS = ("2026-11-29T11:58:40Z INFO connecting with DB_PASSWORD=hunter2-prod\n"
+        "2026-11-29T11:58:41Z DEBUG Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456\n"
+        "2026-11-29T11:58:42Z DEBUG aws AKIAIOSFODNN7EXAMPLE token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlMTIz\n"
+        "2026-11-29T11:58:49Z FATAL: required environment variable PAYMENT_API_URL is not set\n")
+
+
+@pytest.fixture
+def kubectl(tmp_path):
+    return recording_kubectl(tmp_path, [
+        {"match": "get pods", "stdout": POD_LIST},
+        {"match": "logs", "stdout": LOGS},
+        {"match": "get events", "stdout": json.dumps({"items": []})},
+    ])
+
+
+@pytest.fixture
+def server(kubectl):
+    proc = ServerProcess("--allow-namespaces", "default,prod", "--kubectl", kubectl.path, "--timeout", "10")
+    yield proc
+    if proc.proc.poll() is None:
+        proc.close()
+
+
+@pytest.mark.parametrize("asked, answered", [
+    ("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
+    ("2024-11-05", "2024-11-05"), ("2099-01-01", "2025-11-25"), (None, "2025-11-25"),
+])
+def test_initialize_negotiates_version(server, asked, answered):
+    result = server.initialize(asked)["result"]
+    assert result["protocolVersion"] == answered
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"]["name"] == "mcp-kubectl-server"
+
+
+def test_ping_list_and_eof_exit_zero(server):
+    server.initialize()
+    assert server.request("ping")["result"] == {}
+    tools = server.request("tools/list", {})["result"]["tools"]
+    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs"]
+    assert "nextCursor" not in server.request("tools/list")["result"]
+    assert server.request("tools/list", {"cursor": "page-2"})["error"]["code"] == -32602
+    assert server.close() == 0
+
+
+@pytest.mark.parametrize("line, code", [
+    (b"this is not json\n", -32700),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \n", -32700),
+    (b"\xff\xfe{}\n", -32700),
+    (b"[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]\n", -32600),
+    (b"[]\n", -32600),
+    (b"42\n", -32600),
+    (b"\"ping\"\n", -32600),
+    (b"{\"id\": 1, \"method\": \"ping\"}\n", -32600),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": null, \"method\": \"ping\"}\n", -32600),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}\n", -32600),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": {}, \"method\": \"ping\"}\n", -32600),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": 7}\n", -32600),
+])
+def test_bad_lines_get_errors_and_server_survives(server, line, code):
+    server.initialize()
+    server.send_raw(line)
+    reply = server.recv()
+    assert reply["error"]["code"] == code
+    assert server.request("ping")["result"] == {}
+
+
+@pytest.mark.parametrize("method", ["server/discover", "resources/list", "prompts/list", "tasks/list",
+                                    "logging/setLevel", "completion/complete", "x" * 5000])
+def test_unknown_methods_are_method_not_found(server, method):
+    server.initialize()
+    reply = server.request(method, {})
+    assert reply["error"]["code"] == -32601
+    assert len(reply["error"]["message"]) < 200
+
+
+def test_notifications_and_responses_get_no_reply(server):
+    server.initialize()
+    for message in [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+                    {"jsonrpc": "2.0", "method": "notifications/unknown/thing", "params": {}},
+                    {"jsonrpc": "2.0", "method": "tools/call"},
+                    {"jsonrpc": "2.0", "id": 5, "result": {}}]:
+        server.send(message)
+    assert server.next_reply_is_for("after-notifications")
+
+
+def test_params_and_tool_errors(server):
+    server.initialize()
+    assert server.request("tools/call", {"name": "delete_pod", "arguments": {}})["error"]["code"] == -32602
+    assert server.request("tools/call", {"arguments": {}})["error"]["code"] == -32602
+    assert server.request("tools/call", {"name": "get_pods", "arguments": ["prod"]})["error"]["code"] == -32602
+    server.send({"jsonrpc": "2.0", "id": "p", "method": "ping", "params": [1]})
+    assert server.recv()["error"]["code"] == -32602
+
+
+def test_oversized_line_is_refused_and_server_survives(server):
+    server.initialize()
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "' + b"a" * 1_200_000 + b'"}}\n')
+    assert server.recv()["error"]["code"] == -32600
+    assert server.request("ping")["result"] == {}
+
+
+INJECTIONS = [
+    ("get_pods", {"namespace": "--kubeconfig=/tmp/x"}),
+    ("get_pods", {"namespace": "-A"}),
+    ("get_pods", {"namespace": "prod", "selector": "-A"}),
+    ("get_pods", {"namespace": "prod", "selector": "app=x --all-namespaces"}),
+    ("get_pods", {"namespace": "prod", "selector": "app=x,--kubeconfig=/tmp/x"}),
+    ("get_pods", {"namespace": "prod", "all_namespaces": True}),
+    ("get_pods", {"namespace": "prod", "kubeconfig": "/tmp/x"}),
+    ("get_pods", {"namespace": "prod", "context": "other"}),
+    ("get_pods", {"namespace": "kube-system"}),
+    ("get_pods", {"namespace": "prod\nkube-system"}),
+    ("describe_pod", {"namespace": "prod", "name": "a;b"}),
+    ("describe_pod", {"namespace": "prod", "name": "../../etc/passwd"}),
+    ("describe_pod", {"namespace": "prod", "name": "-o=yaml"}),
+    ("describe_pod", {"namespace": "prod", "name": "x\n--kubeconfig=/tmp/x"}),
+    ("describe_pod", {"namespace": "prod", "name": "a" * 10_000}),
+    ("describe_pod", {"namespace": "prod", "name": "$(rm -rf /)"}),
+    ("get_events", {"namespace": "prod", "name": "--field-selector=x"}),
+    ("get_logs", {"namespace": "prod", "name": "p", "container": "--previous"}),
+    ("get_logs", {"namespace": "prod", "name": "p", "tail": "10 --kubeconfig=/tmp/x"}),
+    ("get_logs", {"namespace": "prod", "name": "p", "tail": -1}),
+    ("get_logs", {"namespace": "default", "name": "p", "previous": "--all-containers"}),
+]
+
+
+@pytest.mark.parametrize("tool, arguments", INJECTIONS)
+def test_injection_attempts_never_reach_kubectl(server, kubectl, tool, arguments):
+    server.initialize()
+    text, is_error = server.call(tool, arguments)
+    assert is_error
+    assert len(text) < 1000
+    assert kubectl.calls() == []
+
+
+def test_out_of_scope_names_the_allowed_namespaces(server, kubectl):
+    server.initialize()
+    text, is_error = server.call("get_events", {"namespace": "kube-system"})
+    assert is_error
+    assert text == ("namespace 'kube-system' is outside this server's scope; allowed namespaces: "
+                    "default, prod. Ask about one of those instead.")
+
+
+def test_argv_shapes(server, kubectl):
+    server.initialize()
+    server.call("get_pods", {"namespace": "prod", "selector": "app=checkout"})
+    server.call("get_events", {"namespace": "prod", "name": "checkout-1"})
+    server.call("get_logs", {"namespace": "prod", "name": "checkout-1", "container": "checkout",
+                             "previous": True, "tail": 50})
+    assert kubectl.calls() == [
+        ["get", "pods", "--namespace=prod", "--selector=app=checkout", "--output=json"],
+        ["get", "events", "--namespace=prod", "--field-selector=involvedObject.name=checkout-1", "--output=json"],
+        ["logs", "pod/checkout-1", "--namespace=prod", "--tail=50", "--limit-bytes=32768",
+         "--container=checkout", "--previous"],
+    ]
+
+
+def test_logs_are_redacted_and_framed(server):
+    server.initialize()
+    text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1", "previous": True})
+    assert not is_error
+    for secret in ("hunter2-prod", "abcdefghijklmnopqrstuvwxyz123456", "AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9"):
+        assert secret not in text
+    lines = text.splitlines()
+    assert lines[0] == "logs of pod prod/checkout-1, previous (crashed) instance: 4 lines (tail=200)"
+    assert "2026-11-29T11:58:49Z FATAL: required environment variable PAYMENT_API_URL is not set" in lines
+    assert lines[-1] == "--- end log lines ---"
+
+
+def test_audit_line_per_call_and_quiet(kubectl):
+    loud = ServerProcess("--allow-namespaces", "prod", "--kubectl", kubectl.path)
+    loud.initialize()
+    loud.call("get_pods", {"namespace": "prod"})
+    loud.call("get_pods", {"namespace": "default"})
+    assert loud.close() == 0
+    audit = [l for l in loud.stderr_text().splitlines() if " audit " in l]
+    assert len(audit) == 2
+    assert audit[0].startswith('mcp-kubectl-server audit tool=get_pods arguments={"namespace": "prod"} '
+                               'is_error=false bytes=')
+    assert "is_error=true" in audit[1] and " ms=" in audit[1]
+    quiet = ServerProcess("--allow-namespaces", "prod", "--kubectl", kubectl.path, "--quiet")
+    quiet.initialize()
+    quiet.call("get_pods", {"namespace": "prod"})
+    assert quiet.close() == 0
+    assert "audit" not in quiet.stderr_text()
+
+
+def test_missing_kubectl_and_hanging_kubectl(tmp_path):
+    gone = ServerProcess("--allow-namespaces", "prod", "--kubectl", str(tmp_path / "nope"), "--quiet")
+    gone.initialize()
+    text, is_error = gone.call("get_pods", {"namespace": "prod"})
+    assert is_error and text.startswith("kubectl is not installed or not found")
+    gone.close()
+    hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120}])
+    slow = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "1", "--quiet")
+    slow.initialize()
+    text, is_error = slow.call("get_pods", {"namespace": "prod"}, timeout=30)
+    assert is_error and text.startswith("kubectl timed out after 1s and was stopped")
+    assert slow.close() == 0
+
+
+def test_cancelled_call_gets_no_reply_and_kubectl_is_stopped(tmp_path):
+    hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120, "stdout": POD_LIST}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "300", "--quiet")
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                 "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
+    assert server.next_reply_is_for("after-cancel")  # would be "slow" (after 120 s) if not cancelled
+    assert server.close() == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "--allow-namespaces"),
+    (["--allow-namespaces", "Prod"], "not a valid name"),
+    (["--allow-namespaces", ","], "at least one namespace"),
+    (["--allow-namespaces", "prod", "--timeout", "0"], "--timeout"),
+    (["--allow-namespaces", "prod", "--timeout", "soon"], "--timeout"),
+    (["--allow-namespaces", "prod", "--context=-x"], "--context"),
+])
+def test_bad_options_exit_2_without_traceback(args, message):
+    done = subprocess.run([sys.executable, "-m", "mcp_kubectl_server", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
