@@ -18,6 +18,7 @@ def run(*script, tools=None, gate=None, recorder=None, settings=None, **budget):
     outcome = run_triage("checkout pods keep restarting", model=model, tools=tools,
                          policy=policy(**budget), settings=settings, gate=gate or make_gate(),
                          recorder=recorder)
+    assert model.problems == []
     return outcome, model, tools, recorder
 
 
