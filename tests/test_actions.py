@@ -337,21 +337,36 @@ def test_gate_matrix_against_the_simulator(kube_sim, enabled, approved, execute)
         assert writes(sim) == [] and still_there[0] == 0
 
 
+def deployment_template(sim):
+    code, out, err = run_command(["kubectl", "--kubeconfig", sim.kubeconfig, "get",
+                                  "deployment", "checkout", "-n", "prod", "-o", "json"])
+    assert code == 0, err
+    return json.loads(out)["spec"]["template"]
+
+
 @needs_kubectl
-def test_rollout_restart_really_restarts_the_deployment(kube_sim):
+@pytest.mark.parametrize("kind,verb,resource", [
+    ("rollout_restart", "PATCH", "deployments/checkout"),
+    ("rollout_undo", "PATCH", "deployments/checkout"),
+])
+def test_rollouts_with_all_three_gates_really_change_the_deployment(kube_sim, kind, verb,
+                                                                     resource):
     sim = kube_sim("crashloop")
-    gate = ActionGate(allowed_kinds=["rollout_restart"], execute=True,
-                      approve=lambda p: (True, ""), runner=run_command, namespaces=["prod"],
-                      context="kube-sim", kubeconfig=sim.kubeconfig)
-    text, is_error, proposal = gate.propose({"kind": "rollout_restart", "namespace": "prod",
-                                             "target": "checkout", "reason": "restart"})
+    gate = ActionGate(allowed_kinds=[kind], execute=True, approve=lambda p: (True, ""),
+                      runner=run_command, namespaces=["prod"], context="kube-sim",
+                      kubeconfig=sim.kubeconfig)
+    before = deployment_template(sim)
+    text, is_error, proposal = gate.propose({"kind": kind, "namespace": "prod",
+                                             "target": "checkout", "reason": "recover"})
     assert proposal.decision == "executed" and not is_error, text
-    assert any(verb == "PATCH" and path.endswith("/namespaces/prod/deployments/checkout")
-               for verb, path in writes(sim))
-    code, out, _ = run_command(["kubectl", "--kubeconfig", sim.kubeconfig, "get", "deployment",
-                                "checkout", "-n", "prod", "-o", "json"])
-    annotations = json.loads(out)["spec"]["template"]["metadata"].get("annotations", {})
-    assert code == 0 and "kubectl.kubernetes.io/restartedAt" in annotations
+    assert (verb, f"/apis/apps/v1/namespaces/prod/{resource}") in writes(sim)
+    after = deployment_template(sim)
+    if kind == "rollout_restart":
+        assert "kubectl.kubernetes.io/restartedAt" in after["metadata"].get("annotations", {})
+        assert after["spec"] == before["spec"]
+    else:  # back to the revision that still had PAYMENT_API_URL
+        env = {e["name"] for e in after["spec"]["containers"][0].get("env", [])}
+        assert "PAYMENT_API_URL" in env and after["spec"] != before["spec"]
 
 
 def first_pod(sim):
