@@ -1,0 +1,160 @@
+"""A scriptable MCP stdio server for the client tests (stdlib only; behaviour by argv flags).
+
+    python fake_mcp_server.py [--pages N] [--noise] [--offer VERSION] [--die-at-start]
+                              [--ignore-eof] [--ignore-term] [--marker FILE [--die-from N]]
+
+Tools: echo (text of its arguments), mixed (text + image + audio + resource blocks), fail
+(isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
+the answers), hang (never answers), seen (the notifications received so far), env (sorted
+environment names), quit (answers, then exits), crash (exits without answering).
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+TOOLS = ["echo", "mixed", "fail", "rpc_error", "probe", "hang", "seen", "env", "quit", "crash"]
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def result(request_id, value):
+    send({"jsonrpc": "2.0", "id": request_id, "result": value})
+
+
+def text(request_id, body, is_error=False):
+    result(request_id, {"content": [{"type": "text", "text": body}], "isError": is_error})
+
+
+class Server:
+    def __init__(self, opts):
+        self.opts = opts
+        self.seen = []
+        self.lines = iter(sys.stdin.readline, "")
+
+    def read(self):
+        for line in self.lines:
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+        return None
+
+    def run(self):
+        while True:
+            message = self.read()
+            if message is None:
+                break
+            if "id" not in message:
+                self.seen.append({"method": message.get("method"),
+                                  "params": message.get("params")})
+                continue
+            handler = getattr(self, "do_" + message["method"].replace("/", "_"), None)
+            if handler is None:
+                send({"jsonrpc": "2.0", "id": message["id"],
+                      "error": {"code": -32601, "message": "no such method"}})
+            else:
+                handler(message["id"], message.get("params") or {})
+        if self.opts.ignore_eof:
+            threading.Event().wait(60)
+
+    def do_initialize(self, rid, params):
+        print(f"client offered {params.get('protocolVersion')}", file=sys.stderr, flush=True)
+        if self.opts.noise:
+            print("fake server starting up (not JSON)", flush=True)
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": "hello"}})
+        result(rid, {"protocolVersion": self.opts.offer or params.get("protocolVersion"),
+                     "capabilities": {"tools": {}},
+                     "serverInfo": {"name": "fake-mcp", "version": "0.0.1"}})
+
+    def do_tools_list(self, rid, params):
+        size = max(1, -(-len(TOOLS) // self.opts.pages))
+        start = int(params.get("cursor") or 0)
+        page = {"tools": [{"name": n, "description": f"{n} tool",
+                           "inputSchema": {"type": "object"}}
+                          for n in TOOLS[start:start + size]]}
+        if start + size < len(TOOLS):
+            page["nextCursor"] = str(start + size)
+        if self.opts.noise:
+            print("", flush=True)
+            print("[1, 2, 3] <- still not a message", flush=True)
+        result(rid, page)
+
+    def do_tools_call(self, rid, params):
+        name, args = params.get("name"), params.get("arguments")
+        if name == "echo":
+            text(rid, json.dumps(args, sort_keys=True))
+        elif name == "mixed":
+            result(rid, {"content": [
+                {"type": "text", "text": "first"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "file:///x", "text": "embedded"}},
+                {"type": "resource_link", "uri": "file:///y", "name": "y"},
+                {"type": "text", "text": "last"}]})
+        elif name == "fail":
+            text(rid, "pods is forbidden", is_error=True)
+        elif name == "rpc_error":
+            send({"jsonrpc": "2.0", "id": rid,
+                  "error": {"code": -32602, "message": "unknown tool: rpc_error"}})
+        elif name == "probe":
+            self.probe(rid)
+        elif name == "seen":
+            text(rid, json.dumps(self.seen))
+        elif name == "env":
+            text(rid, " ".join(sorted(os.environ)))
+        elif name == "quit":
+            text(rid, "bye")
+            sys.exit(0)
+        elif name == "crash":
+            print("panic: the fake server crashed on purpose", file=sys.stderr, flush=True)
+            os._exit(70)
+        # "hang": no answer at all
+
+    def probe(self, rid):
+        send({"jsonrpc": "2.0", "id": "s-ping", "method": "ping"})
+        send({"jsonrpc": "2.0", "id": "s-roots", "method": "roots/list"})
+        answers = {}
+        while len(answers) < 2:
+            message = self.read()
+            if message is None:
+                return
+            if message.get("id") in ("s-ping", "s-roots"):
+                answers[message["id"]] = message.get("result", message.get("error"))
+        text(rid, json.dumps(answers, sort_keys=True))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pages", type=int, default=1)
+    parser.add_argument("--noise", action="store_true")
+    parser.add_argument("--offer")
+    parser.add_argument("--die-at-start", action="store_true")
+    parser.add_argument("--ignore-eof", action="store_true")
+    parser.add_argument("--ignore-term", action="store_true")
+    parser.add_argument("--marker", help="append one line to this file per start")
+    parser.add_argument("--die-from", type=int, help="die at start from the Nth start on")
+    opts = parser.parse_args()
+    if opts.marker:
+        with open(opts.marker, "a") as marker:
+            marker.write("start\n")
+        with open(opts.marker) as marker:
+            starts = len(marker.readlines())
+        opts.die_at_start = opts.die_at_start or (opts.die_from and starts >= opts.die_from)
+    if opts.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if opts.die_at_start:
+        print("fatal: cannot load configuration", file=sys.stderr, flush=True)
+        sys.exit(3)
+    Server(opts).run()
+
+
+if __name__ == "__main__":
+    main()
