@@ -253,6 +253,23 @@ def test_tty_approve_on_a_real_pseudo_terminal_with_stdout_piped(typed, expected
     assert b"approval needed" not in out  # the prompt went to the terminal, not to stdout
 
 
+def test_keys_typed_before_the_prompt_do_not_answer_it():
+    master, slave = os.openpty()
+    try:
+        os.write(master, b"yes\n")  # type-ahead, already waiting in the terminal's input queue
+        child = subprocess.Popen([sys.executable, "-c", CHILD, str(slave)], cwd=ROOT,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, pass_fds=(slave,),
+                                 start_new_session=True)
+        os.close(slave)
+        read_until(master, b"anything else denies")
+        os.write(master, b"no\n")
+        out, err = child.communicate(timeout=20)
+    finally:
+        os.close(master)
+    assert json.loads(out) == [False, "no"], err
+
+
 def test_tty_approve_without_a_controlling_terminal_fails_closed():
     code = ("import json; from triage_agent.actions import Proposal, tty_approve\n"
             "print(json.dumps(tty_approve(Proposal('delete_pod', 'prod', 'x', 'r'))))")

@@ -256,6 +256,8 @@ def test_render_text_order_and_contents():
     assert -1 not in positions, [p for p, i in zip(order, positions) if i == -1]
     assert positions == sorted(positions)
     assert "| Reason: Error" in text  # multi-line quotes keep their lines
+    assert "run: kubectl --kubeconfig 'my config' rollout undo" in render_text(
+        report, kubeconfig="my config")
 
 
 def test_render_text_without_warnings_or_items():

@@ -22,6 +22,7 @@ import select
 import shlex
 import signal
 import subprocess
+import termios
 import time
 import unicodedata
 
@@ -300,6 +301,7 @@ def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
     except OSError:
         return False, FAIL_CLOSED
     try:
+        _discard_typeahead(fd)
         os.write(fd, approval_prompt(proposal).encode("utf-8", "replace"))
         line = _read_line(fd, timeout)
     except OSError:
@@ -312,6 +314,14 @@ def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
     if answer.lower() in ("y", "yes"):
         return True, "approved by the operator"
     return False, answer
+
+
+def _discard_typeahead(fd):
+    # keys pressed before the prompt was shown must not answer it
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)
+    except termios.error:
+        pass
 
 
 def _read_line(fd, timeout, limit=4096) -> "str | None":

@@ -173,7 +173,8 @@ def _appears(name, corpus) -> bool:
 
 # --- text -------------------------------------------------------------------------------------
 
-def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl") -> str:
+def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl",
+                kubeconfig=None) -> str:
     """The report as plain text for a terminal: severity and summary first, warnings last."""
     if not isinstance(report, dict):
         report = {}
@@ -194,7 +195,8 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
     out += _wrap(report.get("hypothesis") or "(none)", "  ")
     out += ["", "Proposed actions (for a human to review; listing one runs nothing)"]
     for index, item in _items(report, "proposed_actions"):
-        out += _render_action(index, item, context=context, kubectl=kubectl)
+        out += _render_action(index, item, context=context, kubectl=kubectl,
+                              kubeconfig=kubeconfig)
     if not _items_present(report, "proposed_actions"):
         out.append("  none")
     checks = report.get("next_checks") if isinstance(report.get("next_checks"), list) else []
@@ -210,11 +212,11 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
     return "\n".join(out) + "\n"
 
 
-def _render_action(index, item, *, context, kubectl) -> list:
+def _render_action(index, item, *, context, kubectl, kubeconfig) -> list:
     kind, namespace, target = (_clean(item.get(k)) for k in ("kind", "namespace", "target"))
     if kind in KINDS:
         command = shlex.join(build_argv(kind, namespace, target, context=context,
-                                        kubectl=kubectl))
+                                        kubectl=kubectl, kubeconfig=kubeconfig))
     else:
         command = "(unknown kind: no command)"
     return [f"  {index + 1}. {kind} {_where(namespace, target)}",
