@@ -189,3 +189,21 @@ def test_close_kills_a_server_that_ignores_sigterm(make):
     client.close()
     assert proc.poll() == -9
     client.close()  # idempotent
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_against_the_real_kubectl_server_and_kube_sim(kube_sim):
+    sim = kube_sim("crashloop")
+    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod",
+            "--kubeconfig", sim.kubeconfig, "--quiet"]
+    with McpStdioClient(argv, cwd=str(ROOT), call_timeout=30, start_timeout=30) as client:
+        assert client.protocol_version == PROTOCOL_VERSION
+        tools = {t["name"]: t for t in client.list()}
+        assert {"get_pods", "describe_pod", "get_events", "get_logs"} <= set(tools)
+        assert all(t.get("annotations", {}).get("readOnlyHint") is True for t in tools.values())
+        text, is_error = client.call("get_pods", {"namespace": "prod"})
+        assert not is_error and "checkout-6f8d9c7b5d-" in text
+        text, is_error = client.call("get_pods", {"namespace": "kube-system"})
+        assert is_error
