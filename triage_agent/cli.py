@@ -128,10 +128,10 @@ def make_model(args):
 
 def start_tools(argv, args):
     """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
-    env = dict(os.environ)
+    env = {}
     if not args.mcp:  # our own server must import from this checkout even when run elsewhere
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT),
-                                                          env.get("PYTHONPATH")]))
+                                                          os.environ.get("PYTHONPATH")]))
     client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
     try:
         client.start()
@@ -196,7 +196,7 @@ def triage(args, policy, model, model_name, recorder, stderr):
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig)
+                              kubeconfig=args.kubeconfig and os.path.abspath(args.kubeconfig))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     try:

@@ -97,8 +97,18 @@ def describe_call(name, arguments):
     """`get_logs namespace=prod name=x previous=true`: a call as one progress line."""
     if not isinstance(arguments, dict):
         return f"{name} {arguments!r:.80}"
-    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in arguments.items()]
+    if name == "write_report":
+        arguments = report_digest(arguments)
+    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else str(v)[:60]}"
+             for k, v in arguments.items()]
     return " ".join([name] + parts)[:200]
+
+
+def report_digest(arguments):
+    """A report's shape in a few fields, for progress and audit lines (the outcome has it all)."""
+    return {"severity": arguments.get("severity"), "confidence": arguments.get("confidence"),
+            "evidence": len(arguments.get("evidence") or ()),
+            "affected": len(arguments.get("affected") or ())}
 
 
 def api_error_text(exc):
@@ -144,7 +154,6 @@ class _Run:
     def run(self):
         for step in range(1, self.policy.max_steps + 1):
             last = step == self.policy.max_steps or self.final
-            self.outcome.steps = step
             response = self.call_model(step, last)
             content = response["content"]
             if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
@@ -178,6 +187,7 @@ class _Run:
 
     def call_model(self, step, last):
         self.check_cost()
+        self.outcome.steps = step
         if last:
             self.say_last_call()
         request = build_request(self.settings, self.toolset, self.messages)
@@ -330,9 +340,12 @@ class _Run:
 
     def audit(self, step, use, decision, is_error, text):
         entry = self.toolset.by_api_name.get(use["name"])
+        arguments = use.get("input")
+        if entry and entry["kind"] == "report" and isinstance(arguments, dict):
+            arguments = report_digest(arguments)
         try:
             self.recorder.audit(step=step, tool=entry["name"] if entry else use["name"],
-                                tool_use_id=use["id"], arguments=use.get("input"),
+                                tool_use_id=use["id"], arguments=arguments,
                                 decision=decision, is_error=bool(is_error),
                                 bytes=len(text.encode("utf-8", "replace")))
         except Exception:  # an audit sink failing must not end the run; the trace keeps going
