@@ -181,6 +181,12 @@ def test_unknown_allowed_kind_is_a_configuration_error():
                    runner=raising, namespaces=["prod"])
 
 
+def test_a_bare_string_scope_is_a_configuration_error():
+    with pytest.raises(TypeError):  # "prod" would otherwise mean {"p", "r", "o", "d"}
+        ActionGate(allowed_kinds=[], execute=False, approve=raising, runner=raising,
+                   namespaces="prod")
+
+
 def test_tool_definition_and_its_strict_copy():
     schema = PROPOSE_ACTION_TOOL["input_schema"]
     assert PROPOSE_ACTION_TOOL["name"] == "propose_action"

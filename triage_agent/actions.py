@@ -183,6 +183,8 @@ class ActionGate:
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
                  kubectl="kubectl", kubeconfig=None):
+        if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
+            raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
         if unknown:
             raise ValueError(f"unknown action kind(s) {', '.join(unknown)}; "
@@ -196,13 +198,11 @@ class ActionGate:
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
-        self.proposals = []
 
     def propose(self, arguments) -> tuple:
         """Run one proposal through the gates: (text_for_model, is_error, Proposal)."""
         proposal = Proposal(_field(arguments, "kind"), _field(arguments, "namespace"),
                             _field(arguments, "target"), _field(arguments, "reason"))
-        self.proposals.append(proposal)
         problem = check_arguments(arguments, self.namespaces)
         if problem:
             return self._finish(proposal, "invalid", problem)
@@ -266,8 +266,8 @@ def model_text(proposal) -> str:
                 "was run. Do not propose it again.")
     if decision == "denied":
         reason = proposal.note or "no reason given"
-        return (f"Denied by the operator: {reason}. Nothing was run. Do not propose {what} "
-                "again.")
+        return (f"Not approved by the operator: {reason}. Nothing was run. Do not propose "
+                f"{what} again.")
     if decision == "approved_not_executed":
         return (f"Approved by the operator but NOT executed: this run does not execute "
                 f"actions, so nothing in the cluster has changed. The command for a human to "
