@@ -76,12 +76,12 @@ def random_script(rng):
     return script
 
 
-def check_gates(gate, runner):
-    ran = [p for p in gate.proposals if p.gates["executed"]]
+def check_gates(gate, proposals, runner):
+    ran = [p for p in proposals if p["gates"]["executed"]]
     assert len(ran) == len(runner.argvs)
     for proposal in ran:
-        assert proposal.kind in gate.allowed_kinds and proposal.gates["approved"] is True
-        assert gate.execute
+        assert proposal["kind"] in gate.allowed_kinds and proposal["gates"]["approved"] is True
+        assert gate.execute and proposal["argv"] == runner.argvs[ran.index(proposal)]
     if not gate.execute or not gate.allowed_kinds:
         assert runner.argvs == []
 
@@ -109,4 +109,4 @@ def test_misbehaving_models(seed):
         assert len(model.requests) <= policy.max_steps and outcome.steps <= policy.max_steps
         assert outcome.tool_calls <= policy.max_tool_calls
         assert (outcome.report is not None) == (outcome.stop == "report")
-        check_gates(gate, runner)
+        check_gates(gate, outcome.proposals, runner)
