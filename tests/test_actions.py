@@ -130,6 +130,7 @@ def test_a_denied_action_is_not_put_to_the_operator_again():
     other = gate.propose(dict(DELETE, target="checkout-6f8d9c7b5d-q9w4z"))[2]
     assert other.decision == "denied" and len(rec.asked) == 2  # a different target is asked
     assert rec.ran == []
+    assert [p.decision for p in gate.proposals] == ["denied", "repeat_denied", "denied"]
 
 
 def raising(*_):

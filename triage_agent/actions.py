@@ -198,11 +198,13 @@ class ActionGate:
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
+        self.proposals = []  # every Proposal of this run, in order
 
     def propose(self, arguments) -> tuple:
         """Run one proposal through the gates: (text_for_model, is_error, Proposal)."""
         proposal = Proposal(_field(arguments, "kind"), _field(arguments, "namespace"),
                             _field(arguments, "target"), _field(arguments, "reason"))
+        self.proposals.append(proposal)
         problem = check_arguments(arguments, self.namespaces)
         if problem:
             return self._finish(proposal, "invalid", problem)
