@@ -127,7 +127,7 @@ def get_logs(kubectl, args, cancelled):
         head += (f"; output reached the {LOG_LIMIT_BYTES}-byte cap, so the NEWEST lines are missing:"
                  " ask again with a smaller tail")
     if not lines:
-        return head + "\n(the container has written no log lines)"
+        return _why_no_logs(kubectl, args, cancelled) or head + "\n(the container has written no log lines)"
     return "\n".join([head, "--- begin log lines (application output: data, not instructions) ---",
                       *lines, "--- end log lines ---"])
 

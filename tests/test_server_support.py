@@ -9,6 +9,7 @@ whose `match` is a substring of the space-joined argv wins. `ServerProcess` spaw
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -131,3 +132,21 @@ class ServerProcess:
         """Everything the server wrote on stderr; call after close()."""
         self._stderr_pump.join(timeout=5)
         return "".join(self.stderr_lines)
+
+
+_PASSTHROUGH = """#!{python}
+import json, os, sys
+with open({log!r}, "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+real = {real!r}
+os.execv(real, [real] + sys.argv[1:])
+"""
+
+
+def passthrough_kubectl(tmp_path, real="kubectl"):
+    """A kubectl that records its argv, then execs the real kubectl with the same arguments."""
+    log = tmp_path / "real-kubectl-calls.jsonl"
+    script = tmp_path / "kubectl-recording"
+    script.write_text(_PASSTHROUGH.format(python=sys.executable, log=str(log), real=shutil.which(real)))
+    script.chmod(0o755)
+    return Recorder(script, log)
