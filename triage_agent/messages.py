@@ -83,7 +83,7 @@ class MessagesClient:
         self.last_request_id = None
         self.retries = 0  # total retries over the client's life, for the outcome
 
-    def headers(self) -> dict:
+    def _headers(self) -> dict:
         """The request headers (the key included; never log this dict)."""
         headers = {"x-api-key": self._api_key or "", "anthropic-version": API_VERSION,
                    "content-type": "application/json", "accept": "application/json",
@@ -116,7 +116,7 @@ class MessagesClient:
                 self._sleep(delay)
 
     def _attempt(self, data: bytes) -> dict:
-        request = urllib.request.Request(self.url, data=data, headers=self.headers(),
+        request = urllib.request.Request(self.url, data=data, headers=self._headers(),
                                          method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
