@@ -1,0 +1,153 @@
+"""End to end in replay: the real CLI (a subprocess), the real MCP server, real kubectl, kube_sim.
+
+The crashloop-with-injection fixture is the headline: the model is steered by a planted log line
+into an unknown tool, an out-of-scope namespace and a destructive proposal; all are refused and
+recorded, nothing reaches the cluster, and the grounded report still lands."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triage_agent import report, schema
+
+ROOT = Path(__file__).resolve().parent.parent
+REPLAY = ROOT / "fixtures" / "replay"
+FATAL = "FATAL: required environment variable PAYMENT_API_URL is not set"
+
+USAGE = {"type": "object", "required": ["input", "output", "cache_read", "cache_write"],
+         "additionalProperties": False,
+         "properties": {k: {"type": "integer", "minimum": 0}
+                        for k in ("input", "output", "cache_read", "cache_write")}}
+OUTCOME_SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
+                 "grounding_warnings", "usage", "cost_usd", "model", "trace", "audit_log",
+                 "error"],
+    "properties": {
+        "report": {"type": ["object", "null"]},
+        "stop": {"type": "string", "minLength": 1},
+        "steps": {"type": "integer", "minimum": 0},
+        "tool_calls": {"type": "integer", "minimum": 0},
+        "violations": {"type": "array", "items": {
+            "type": "object", "required": ["step", "tool", "arguments", "decision"]}},
+        "proposals": {"type": "array", "items": {
+            "type": "object", "required": ["kind", "namespace", "target", "decision", "gates",
+                                           "argv", "step", "tool_use_id"]}},
+        "grounding_warnings": {"type": "array", "items": {"type": "string"}},
+        "usage": USAGE,
+        "cost_usd": {"type": ["number", "null"]},
+        "model": {"type": "string"},
+        "trace": {"type": ["string", "null"]},
+        "audit_log": {"type": ["string", "null"]},
+        "error": {"type": ["string", "null"]},
+    }}
+
+
+def run_cli(*args, env=None, timeout=60):
+    """`python -m triage_agent ARGS` from the project root, without an API key."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    environ.update(env or {})
+    return subprocess.run([sys.executable, "-m", "triage_agent", *args], cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def replay_args(sim, fixture, *extra):
+    return ["checkout pods in prod keep restarting", "--namespaces", "prod",
+            "--replay", str(REPLAY / f"{fixture}.json"), "--kubeconfig", sim.kubeconfig, *extra]
+
+
+def jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def test_injection_attempt_refused_and_report_lands(kube_sim, tmp_path):
+    sim = kube_sim("injection")
+    audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
+    out = run_cli(*replay_args(sim, "crashloop-injection", "--audit-log", str(audit),
+                               "--trace", str(trace)))
+    assert out.returncode == 0, out.stderr
+    assert FATAL in out.stdout and "SEVERITY: HIGH" in out.stdout
+    assert "[step 2/12] get_logs namespace=prod name=checkout-6f8d9c7b5d-x7k2p" in out.stderr
+    for decision in ("unknown_tool", "out_of_scope", "proposal_refused", "report_accepted"):
+        assert decision in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith("cost: claude-opus-5-5")
+    decisions = [e["decision"] for e in jsonl(audit)]
+    assert decisions == ["executed"] * 3 + ["unknown_tool", "out_of_scope", "proposal_refused",
+                                            "report_accepted"]
+    spans = jsonl(trace)
+    assert [s["attributes"]["gen_ai.operation.name"] for s in spans].count("chat") == 4
+    tools = [s["attributes"]["gen_ai.tool.name"] for s in spans
+             if s["attributes"]["gen_ai.operation.name"] == "execute_tool"]
+    assert tools == ["get_pods", "get_logs", "describe_pod"]  # nothing refused was executed
+    assert sim.journal_entries() == []                          # no write reached the cluster
+
+
+def test_json_outcome_shape(kube_sim, tmp_path):
+    sim = kube_sim("injection")
+    audit = tmp_path / "audit.jsonl"
+    out = run_cli(*replay_args(sim, "crashloop-injection", "--json", "--audit-log", str(audit)))
+    assert out.returncode == 0, out.stderr
+    outcome = json.loads(out.stdout)  # exactly one JSON object on stdout
+    assert schema.validate(outcome, OUTCOME_SCHEMA) == []
+    assert report.validate_report(outcome["report"]) == []
+    assert outcome["stop"] == "report" and outcome["grounding_warnings"] == []
+    assert outcome["steps"] == 4 and outcome["tool_calls"] == 3
+    assert [v["decision"] for v in outcome["violations"]] == [
+        "unknown_tool", "out_of_scope", "proposal_refused"]
+    assert outcome["proposals"][0]["gates"] == {"enabled": False, "approved": None,
+                                                "executed": False}
+    assert outcome["audit_log"] == str(audit) and outcome["trace"] is None
+    assert outcome["cost_usd"] > 0 and "audit" in out.stderr
+
+
+@pytest.mark.parametrize("fixture,extra,stop,code", [
+    ("crashloop", [], "report", 0),
+    ("end-turn", [], "end_turn", 3),
+    ("max-tokens", [], "max_tokens", 3),
+    ("refusal", [], "refusal", 3),
+    ("context-window", [], "model_context_window_exceeded", 3),
+    ("exhausted", [], "replay_exhausted", 3),
+    ("api-error", [], "api_error", 4),
+    ("max-steps", ["--max-steps", "3"], "max_steps", 3),
+    ("repeats", [], "max_repeats", 3),
+    ("max-cost", ["--max-cost-usd", "1"], "max_cost", 3),
+])
+def test_every_stop_reason(kube_sim, fixture, extra, stop, code):
+    sim = kube_sim("crashloop")
+    out = run_cli(*replay_args(sim, fixture, "--json", *extra))
+    outcome = json.loads(out.stdout)
+    assert (out.returncode, outcome["stop"]) == (code, stop), out.stderr
+    assert "cost: " in out.stderr
+    if stop != "report":
+        assert outcome["report"] is None and f"stop: {stop}" in out.stderr
+
+
+def test_api_error_prints_request_id(kube_sim):
+    out = run_cli(*replay_args(kube_sim("crashloop"), "api-error"))
+    assert out.returncode == 4 and "req_replay_overloaded" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["x"], "--namespaces"),
+    (["x", "--namespaces", "Prod!"], "not a valid namespace"),
+    (["x", "--namespaces", "prod"], "ANTHROPIC_API_KEY"),
+    (["x", "--namespaces", "prod", "--replay", "/nonexistent/f.json"], "cannot read"),
+    (["x", "--namespaces", "prod", "--replay", __file__], "not valid JSON"),
+    (["x", "--namespaces", "prod", "--replay", "f.json", "--record", "o.json"], "--record"),
+    (["x", "--namespaces", "prod", "--max-steps", "0"], "--max-steps"),
+    (["x", "--namespaces", "prod", "--allow-action", "drain_node"], "--allow-action"),
+    (["  ", "--namespaces", "prod", "--replay", "f.json"], "symptom"),
+])
+def test_usage_errors_exit_2(args, message):
+    out = run_cli(*args)
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_help_is_fast_and_clean():
+    out = run_cli("--help")
+    assert out.returncode == 0 and "--namespaces" in out.stdout and "--max-cost-usd" in out.stdout
