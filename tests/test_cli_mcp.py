@@ -1,0 +1,120 @@
+"""MCP server failures and interruption through the real CLI: a tool call that hangs past its
+timeout becomes an error result and the run goes on; a server that crashes and will not come back
+ends the run with mcp_error (exit 4); Ctrl-C ends it with exit 130. Each still prints the outcome.
+
+The MCP server here is a small stdio script written to a temp dir, with read-only tools."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from tests.test_cli import ROOT, run_cli
+
+SERVER = r'''
+import json, os, sys
+marker = sys.argv[1]
+with open(marker, "a") as f:
+    f.write("start\n")
+if open(marker).read().count("start") > 1 and "--die-on-restart" in sys.argv:
+    sys.exit("fatal: cannot come back")
+RO = {"readOnlyHint": True}
+TOOLS = [{"name": n, "description": n, "annotations": RO,
+          "inputSchema": {"type": "object", "properties": {"namespace": {"type": "string"}}}}
+         for n in ("get_pods", "get_logs", "crash")]
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    rid, method = m.get("id"), m.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        name = m["params"]["name"]
+        if name == "crash":
+            os._exit(70)
+        if name == "get_pods":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [
+                {"type": "text", "text": "web-1 Running"}], "isError": False}})
+        # get_logs: never answers
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+'''
+
+
+def call(tid, name):
+    return {"type": "tool_use", "id": tid, "name": name, "input": {"namespace": "prod"}}
+
+
+def message(stop, *blocks):
+    return {"id": "msg_t", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": list(blocks), "stop_reason": stop,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def setup(tmp_path, *responses, die_on_restart=False):
+    server = tmp_path / "server.py"
+    server.write_text(SERVER)
+    fixture = tmp_path / "fixture.json"
+    fixture.write_text(json.dumps({"description": "t", "responses": list(responses)}))
+    command = f"{sys.executable} {server} {tmp_path / 'marker'}"
+    if die_on_restart:
+        command += " --die-on-restart"
+    return ["web pods fail", "--namespaces", "prod", "--replay", str(fixture), "--mcp", command,
+            "--json"]
+
+
+def test_hanging_call_times_out_and_the_run_goes_on(tmp_path):
+    args = setup(tmp_path, message("tool_use", call("toolu_1", "get_logs")),
+                 message("tool_use", call("toolu_2", "get_pods")))
+    out = run_cli(*args, "--mcp-timeout", "0.5")
+    outcome = json.loads(out.stdout)
+    assert out.returncode == 3 and outcome["stop"] == "replay_exhausted", out.stderr
+    assert outcome["tool_calls"] == 2  # the hung call counted, the next one still ran
+    assert "get_pods" in out.stderr and "executed" in out.stderr
+
+
+def test_server_crash_without_recovery_is_mcp_error(tmp_path):
+    args = setup(tmp_path, message("tool_use", call("toolu_1", "get_pods")),
+                 message("tool_use", call("toolu_2", "crash")), die_on_restart=True)
+    out = run_cli(*args)
+    outcome = json.loads(out.stdout)
+    assert out.returncode == 4 and outcome["stop"] == "mcp_error", out.stderr
+    assert outcome["tool_calls"] == 1 and "cannot come back" in outcome["error"]
+    assert "cost: " in out.stderr and "Traceback" not in out.stderr
+
+
+def test_server_that_does_not_start_is_exit_4():
+    out = run_cli("x", "--namespaces", "prod", "--replay", str(ROOT / "fixtures" / "replay" /
+                                                                "refusal.json"),
+                  "--mcp", f"{sys.executable} -c 'raise SystemExit(3)'")
+    assert out.returncode == 4 and "MCP server" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_interrupt_prints_the_outcome_so_far(tmp_path):
+    args = setup(tmp_path, message("tool_use", call("toolu_1", "get_pods")),
+                 message("tool_use", call("toolu_2", "get_logs")))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    proc = subprocess.Popen([sys.executable, "-m", "triage_agent", *args], cwd=ROOT, env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:  # raw reads: a buffered reader could hold the line select() is waiting for
+        deadline, seen = time.monotonic() + 30, b""
+        while b"[step 2/" not in seen and time.monotonic() < deadline:
+            if select.select([proc.stderr], [], [], deadline - time.monotonic())[0]:
+                seen += os.read(proc.stderr.fileno(), 4096)
+        assert b"[step 2/" in seen
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = (part.decode() for part in proc.communicate(timeout=30))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    outcome = json.loads(stdout)
+    assert proc.returncode == 130 and outcome["stop"] == "interrupted"
+    assert outcome["tool_calls"] == 1 and "cost: " in stderr
