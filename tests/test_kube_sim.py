@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,7 @@ def test_table_values_and_ages_are_sensible(crash):
     ("app=checkout", {"checkout"}), ("app==checkout", {"checkout"}),
     ("app!=checkout", {"frontend"}), ("app", {"checkout", "frontend"}), ("!app", set()),
     ("app=checkout,pod-template-hash=6f8d9c7b5d", {"checkout"}), ("app=nope", set()),
+    ("app in (checkout,frontend)", {"checkout", "frontend"}), ("app notin (frontend)", {"checkout"}),
 ])
 def test_label_selectors(crash, selector, expected):
     out = kubectl(crash, "get", "pods", "-n", "prod", "-l", selector, "-o", "json")
@@ -310,10 +312,26 @@ def test_delete_missing_pod_is_not_found_and_changes_nothing(kube_sim):
 
 # --- loading and the CLI -----------------------------------------------------------------------
 
+def test_health_and_rollout_status_of_a_complete_deployment(crash):
+    assert ok(crash, "get", "--raw", "/readyz") == "ok"
+    out = ok(crash, "rollout", "status", "deployment/frontend", "-n", "prod", "--timeout=20s")
+    assert 'deployment "frontend" successfully rolled out' in out
+
+
 def test_times_are_shifted_to_now():
     cluster = load_cluster("crashloop")
     pod = next(o for o in cluster["objects"] if o["metadata"]["name"] == POD)
-    assert pod["metadata"]["creationTimestamp"] > "2026-01-01"  # not the stored reference date
+    stored = json.loads((ROOT / "fixtures" / "clusters" / "crashloop.json").read_text())
+    ref = datetime.strptime(stored["referenceTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    created = datetime.strptime(pod["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    age = datetime.now(timezone.utc) - created.replace(tzinfo=timezone.utc)
+    assert 3.9 * 3600 < age.total_seconds() < 4.1 * 3600  # 4h old now, whatever the stored date
+    def stamp(line):
+        return datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    moved = stamp(cluster["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    original = stamp(stored["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    shift = (moved - original) - (datetime.now(timezone.utc) - ref)
+    assert abs(shift.total_seconds()) < 60  # log lines move with the objects
     assert human_duration(4 * 3600 + 30) == "4h" and human_duration(125) == "2m5s"
     assert human_duration(10 * 86400) == "10d" and human_duration(3 * 86400 + 7200) == "3d2h"
 
