@@ -38,7 +38,7 @@ def parse_time(value):
     if not isinstance(value, str) or not value:
         return None
     text = value.strip().replace("Z", "+00:00")
-    text = re.sub(r"\.(\d{6})\d*", r".\1", text)
+    text = re.sub(r"\.(\d+)", lambda m: "." + (m.group(1) + "000000")[:6], text)  # 3.10 wants 3 or 6
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -157,7 +157,7 @@ def pods_digest(pod_list, *, namespace, selector=None, now=None):
         return f"no pods in {scope}"
     pods.sort(key=lambda p: (pod_is_healthy(p), (p.get("metadata") or {}).get("name", "")))
     sick = sum(1 for p in pods if not pod_is_healthy(p))
-    lines = [f"pods in {scope}: {len(pods)} total, {sick} not healthy (listed first)"]
+    lines = [f"pods in {scope}: {len(pods)} total, {sick} not healthy" + (" (listed first)" if sick else "")]
     size = len(lines[0]) + 1
     shown = 0
     for pod in pods:

@@ -62,7 +62,8 @@ def read_messages(stream, out_queue, cancelled_ids):
             continue
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params")
-            if isinstance(params, dict) and _valid_id(params.get("requestId")):
+            # Bounded: a flood of cancellations for unknown ids must not grow memory without limit.
+            if isinstance(params, dict) and _valid_id(params.get("requestId")) and len(cancelled_ids) < 1024:
                 cancelled_ids.add(_id_key(params["requestId"]))
         out_queue.put(message)
     out_queue.put(_EOF)

@@ -146,3 +146,11 @@ def test_events_filtered_by_name_and_none():
 
 def test_log_text_loses_terminal_escapes():
     assert clean_log_text("\x1b[31mred\x1b[0m\r\nbell\x07") == "red\nbell?"
+
+
+def test_timestamps_with_any_fraction_length_parse():
+    from mcp_kubectl_server.digest import parse_time
+    for value in ("2026-11-29T10:00:00.5Z", "2026-11-29T10:00:00.123Z", "2026-11-29T10:00:00.123456789Z",
+                  "2026-11-29T10:00:00Z", "2026-11-29T10:00:00+00:00"):
+        assert parse_time(value).strftime("%H:%M:%S") == "10:00:00", value
+    assert parse_time("yesterday") is None and parse_time(None) is None
