@@ -2,7 +2,9 @@
 # the tests need pytest, which `make test` installs when it is missing.
 PYTHON ?= python3
 CLUSTER ?= crashloop
-SYMPTOM ?= pods in default keep restarting
+NAMESPACES ?= prod
+SYMPTOM ?= pods in prod keep restarting
+LIVE_ARGS ?=
 
 .PHONY: test demo sim live bench eval check-kubectl test-deps
 
@@ -14,6 +16,16 @@ test-deps:
 
 test: check-kubectl test-deps
 	$(PYTHON) -m pytest
+
+# The crashloop investigation, replayed against the simulated cluster whose logs carry an
+# injection attempt: no API key, no cluster.
+demo: check-kubectl
+	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
+		--namespaces prod --replay fixtures/replay/crashloop-injection.json
+
+# A live model against the simulated cluster: needs ANTHROPIC_API_KEY.
+live: check-kubectl
+	$(PYTHON) -m fixtures.run_on_sim $(CLUSTER) "$(SYMPTOM)" --namespaces $(NAMESPACES) $(LIVE_ARGS)
 
 sim: check-kubectl
 	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
