@@ -16,9 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from triage_agent import actions, loop, prompts, records, replay, report
-from triage_agent.mcp_client import McpError, McpStdioClient
-from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
+from triage_agent import actions
 
 DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "max")
@@ -112,7 +110,9 @@ def server_argv(args, namespaces):
 
 
 def make_model(args):
-    """(model seam, model name, replay fixture or None)."""
+    """(model seam, model name)."""
+    from triage_agent import replay
+    from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
             fixture = replay.load_fixture(args.replay)
@@ -128,6 +128,8 @@ def make_model(args):
 
 def start_tools(argv, args):
     """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
+    from triage_agent import prompts
+    from triage_agent.mcp_client import McpStdioClient
     env = {}
     if not args.mcp:  # our own server must import from this checkout even when run elsewhere
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT),
@@ -144,11 +146,13 @@ def start_tools(argv, args):
 
 def print_outcome(outcome, args, stderr):
     """Report (or JSON) on stdout; stop, error and cost on stderr."""
+    from triage_agent import records, report
     if args.json:
         print(json.dumps(outcome.to_dict(), indent=1, default=str))
     elif outcome.report is not None:
         print(report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
-                                 context=args.context))
+                                 context=args.context, kubeconfig=args.kubeconfig
+                                 and os.path.abspath(args.kubeconfig)))
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
@@ -163,6 +167,8 @@ def print_outcome(outcome, args, stderr):
 
 def run(args, stderr):
     """Everything after argument parsing; returns the exit code."""
+    # imported here, not at the top, so that --help and usage errors start fast
+    from triage_agent import loop, records
     namespaces = check_options(args)
     policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
@@ -183,6 +189,8 @@ def run(args, stderr):
 
 def triage(args, policy, model, model_name, recorder, stderr):
     """Start the tools, run the loop, print the outcome."""
+    from triage_agent import loop, prompts
+    from triage_agent.mcp_client import McpError
     try:
         tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
     except McpError as exc:
@@ -215,6 +223,7 @@ def triage(args, policy, model, model_name, recorder, stderr):
 
 def save_recording(args, model, model_name, stderr):
     """Write --record's fixture; a failure is reported, not fatal."""
+    from triage_agent import replay
     fixture = model.fixture(description=f"recorded live run: {args.symptom[:200]} "
                             f"(namespaces {args.namespaces})", model=model_name)
     try:
