@@ -119,7 +119,9 @@ class Server:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _error(None, INVALID_REQUEST, 'not a JSON-RPC 2.0 object (need "jsonrpc": "2.0")')
         if "method" not in message:
-            return None  # a response to a request we never send: ignore it
+            if "result" in message or "error" in message:
+                return None  # a response to a request we never send: ignore it
+            return _error(None, INVALID_REQUEST, "a request needs a method")
         method, has_id = message["method"], "id" in message
         if has_id and not _valid_id(message["id"]):
             return _error(None, INVALID_REQUEST, "id must be a string or an integer")
@@ -129,7 +131,7 @@ class Server:
             return None  # notifications (initialized, cancelled, unknown ones) never get a reply
         request_id = message["id"]
         try:
-            params = message.get("params", {})
+            params = message.get("params") or {}
             if not isinstance(params, dict):
                 raise RpcError(INVALID_PARAMS, "params must be an object")
             if method not in self.methods:

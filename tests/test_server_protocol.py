@@ -70,6 +70,7 @@ def test_ping_list_and_eof_exit_zero(server):
     (b"{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}\n", -32600),
     (b"{\"jsonrpc\": \"2.0\", \"id\": {}, \"method\": \"ping\"}\n", -32600),
     (b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": 7}\n", -32600),
+    (b"{\"jsonrpc\": \"2.0\", \"id\": 3}\n", -32600),
 ])
 def test_bad_lines_get_errors_and_server_survives(server, line, code):
     server.initialize()
