@@ -16,7 +16,7 @@ from fixtures.kube_sim import start_sim
 
 
 @pytest.fixture
-def kube_sim(tmp_path):
+def kube_sim():
     """Factory: kube_sim(cluster, **start_sim_options) -> running simulator."""
     with contextlib.ExitStack() as stack:
         def start(cluster, **options):

@@ -4,7 +4,6 @@ Read-only checks share one crashloop simulator per module; anything that writes 
 """
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -16,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.kube_sim import start_sim
+from fixtures.kube_sim_build import CLUSTERS, build
+from fixtures.kube_sim_scenarios import SCENARIOS
 from fixtures.kube_sim_store import ClusterFileError, load_cluster, parse_label_selector
 from fixtures.kube_sim_store import ApiError
 from fixtures.kube_sim_tables import human_duration
@@ -336,12 +337,20 @@ def test_times_are_shifted_to_now():
     assert human_duration(10 * 86400) == "10d" and human_duration(3 * 86400 + 7200) == "3d2h"
 
 
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_committed_cluster_files_match_the_scenario_code(name):
+    assert json.loads((CLUSTERS / f"{name}.json").read_text()) == build(name), \
+        "regenerate with: python3 -m fixtures.kube_sim_build"
+
+
 @pytest.mark.parametrize("content, message", [
     ("not json", "cannot read cluster file"),
     ('{"kind": "PodList", "items": []}', "not a SimulatedCluster"),
     ('{"kind": "SimulatedCluster", "referenceTime": "yesterday", "objects": []}', "referenceTime"),
     ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "objects": [{"kind": "Secret"}]}',
      "supported kind"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "generate": {"replicas": 0}}',
+     "bad generate block"),
 ])
 def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
     path = tmp_path / "c.json"
