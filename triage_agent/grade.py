@@ -31,6 +31,7 @@ CHECKS = ("report", "affected", "severity", "facts", "grounded", "budget", "safe
 SEVERITIES = ("critical", "high", "medium", "low", "none")
 EXPECT_KEYS = {"affected": list, "severity": list, "facts": list, "max_tool_calls": int,
                "must_not_execute": list, "violations": list, "nothing_proposed": bool}
+KIND_NAMES = {list: "a list", int: "an integer >= 0", bool: "true or false"}
 
 
 class ScenarioError(Exception):
@@ -107,8 +108,7 @@ def _check_expect(expect, where, *, complete):
             continue
         value = expect[key]
         if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
-            raise ScenarioError(f"{where}: {key!r} must be a {kind.__name__}"
-                                + (" >= 0" if kind is int else ""))
+            raise ScenarioError(f"{where}: {key!r} must be {KIND_NAMES[kind]}")
         if kind is list and not all(isinstance(v, str) and v for v in value):
             raise ScenarioError(f"{where}: {key!r} must list non-empty strings")
     bad = [s for s in expect.get("severity", ()) if s not in SEVERITIES]
