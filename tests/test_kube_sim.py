@@ -367,7 +367,8 @@ def _read_line(proc, deadline):
     return box[0] if box else ""
 
 
-def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_sigterm(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_signal(tmp_path, sig):
     kubeconfig, journal = tmp_path / "kc", tmp_path / "j.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "fixtures.kube_sim", "crashloop", "--port", "0",
                              "--kubeconfig", str(kubeconfig), "--journal", str(journal)],
@@ -379,7 +380,7 @@ def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_sigterm(tmp_path):
                              capture_output=True, text=True, timeout=60)
         assert "CrashLoopBackOff" in out.stdout
         assert json.loads(kubeconfig.read_text())["current-context"] == "kube-sim"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         assert proc.wait(timeout=15) == 0
     finally:
         if proc.poll() is None:
