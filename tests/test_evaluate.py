@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from triage_agent import evaluate, grade
+from triage_agent import evaluate, grade, scorecard
 
 ROOT = grade.PROJECT_ROOT
 
@@ -73,17 +73,17 @@ def test_runs_report_pass_power_and_results_append_one_line_per_run(tmp_path):
 def result(scenario, run, passed):
     checks = [grade.Check(name, passed or name != "facts", "" if passed else "missing 'x'")
               for name in grade.CHECKS]
-    return evaluate.RunResult(scenario=scenario, run=run, checks=checks, cost=0.01)
+    return scorecard.RunResult(scenario=scenario, run=run, checks=checks, cost=0.01)
 
 
 def test_pass_power_counts_scenarios_that_passed_every_run():
     runs = [result("a", 1, True), result("a", 2, True), result("a", 3, True),
             result("b", 1, True), result("b", 2, False), result("b", 3, True),
             result("c", 1, False), result("c", 2, False), result("c", 3, False)]
-    assert evaluate.pass_power(runs) == (1, 3)
-    totals = evaluate.summary(runs, runs=3)
+    assert scorecard.pass_power(runs) == (1, 3)
+    totals = scorecard.summary(runs, runs=3)
     assert totals["runs_passed"] == 5 and totals["pass_rate"] == pytest.approx(1 / 3)
-    assert "pass^3: 1/3 scenarios (33%); runs passed 5/9" in evaluate.summary_line(totals)
+    assert "pass^3: 1/3 scenarios (33%); runs passed 5/9" in scorecard.summary_line(totals)
 
 
 @pytest.mark.parametrize("min_pass, code", [(1.0, 1), (0.51, 1), (0.5, 0), (0.0, 0)])

@@ -1,16 +1,19 @@
-"""Scenario runner: `python3 -m triage_agent.evaluate`, the eval table, pass^N and --results.
+"""Scenario runner and command line: `python3 -m triage_agent.evaluate`.
 
     python3 -m triage_agent.evaluate [--scenario NAME ...] [--live] [--runs N] [--min-pass RATE]
                                      [--json] [--results FILE]
 
 Each run of a scenario (grade.py has the file format) is the real path end to end:
 
-    kube_sim subprocess on the cluster ──kubeconfig──> `python3 -m triage_agent SYMPTOM --json
-        --replay FILE --audit-log FILE` (or the live model with --live) ──outcome, audit, journal──>
-    grade.grade() ──> one table row, one --results JSON line
+    kube_sim subprocess on the cluster file
+      └─kubeconfig─> python3 -m triage_agent SYMPTOM --json --audit-log FILE --replay FILE
+                     (no --replay with --live: the real model)
+        └─outcome, audit log, simulator journal─>
+    grade.grade() ──> one RunResult: a table row and a --results line (scorecard.py)
 
 The simulator runs as its own process (`python3 -m fixtures.kube_sim`) so this package stays
-standard-library only. Exit codes: 0 when pass^N >= --min-pass, 1 below it, 2 usage errors.
+standard-library only. Exit codes: 0 when pass^N >= --min-pass, 1 below it, 2 usage errors,
+130 interrupted (the runs finished so far are still printed and appended).
 """
 
 import argparse
@@ -22,49 +25,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from triage_agent import grade
+from triage_agent import grade, scorecard
+from triage_agent.scorecard import RunResult
 
 REPLAY_TIMEOUT, LIVE_TIMEOUT, SIM_START_TIMEOUT = 120.0, 600.0, 20.0
 
 
 class SimError(Exception):
     """The simulator did not start."""
-
-
-@dataclass
-class RunResult:
-    """One graded run of one scenario."""
-    scenario: str
-    run: int
-    checks: list
-    exit_code: int = None
-    tool_calls: int = 0
-    usage: dict = field(default_factory=dict)
-    cost: float = None
-    seconds: float = 0.0
-    model: str = ""
-    stderr_tail: str = ""
-
-    @property
-    def passed(self):
-        return all(c.passed for c in self.checks)
-
-    @property
-    def tokens(self):
-        return sum(v for v in self.usage.values() if isinstance(v, int))
-
-    def record(self, *, commit, live):
-        """The --results JSON line for this run."""
-        return {"scenario": self.scenario, "run": self.run, "passed": self.passed,
-                "checks": {c.name: c.passed if c.applies else None for c in self.checks},
-                "failures": {c.name: c.detail for c in self.checks if not c.passed},
-                "tool_calls": self.tool_calls, "usage": self.usage, "cost": self.cost,
-                "seconds": round(self.seconds, 3), "model": self.model, "live": live,
-                "exit_code": self.exit_code, "commit": commit,
-                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -91,11 +61,8 @@ class Simulator:
         raise SimError(f"kube_sim did not start: {err.strip()[-500:] or 'no serving line'}")
 
     def journal_entries(self):
-        try:
-            lines = Path(self.journal).read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
-        return [json.loads(line) for line in lines if line.strip()]
+        """The write requests the cluster received (JSONL journal)."""
+        return read_jsonl(self.journal)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -118,6 +85,7 @@ def cli_argv(scenario, *, kubeconfig, audit_log, live):
 
 
 def read_jsonl(path):
+    """The JSON object lines of a file; unreadable lines and files read as nothing."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -174,82 +142,6 @@ def _parse_outcome(stdout):
     except ValueError:
         return None
     return outcome if isinstance(outcome, dict) else None
-
-
-# --- summary and output -----------------------------------------------------------------------
-
-def pass_power(results):
-    """(scenarios that passed every one of their runs, scenarios): the pass^N numerator/denominator."""
-    by_scenario = {}
-    for result in results:
-        by_scenario[result.scenario] = by_scenario.get(result.scenario, True) and result.passed
-    return sum(by_scenario.values()), len(by_scenario)
-
-
-def format_table(results, *, runs):
-    """The eval table, one row per run, then failure details."""
-    header = ["scenario"] + (["run"] if runs > 1 else []) + list(grade.CHECKS) + [
-        "calls", "tokens", "cost", "secs", "result"]
-    rows = [header]
-    for r in results:
-        marks = ["ok" if c.passed and c.applies else "-" if c.passed else "FAIL"
-                 for c in r.checks]
-        cost = "?" if r.cost is None else f"${r.cost:.4f}"
-        rows.append([r.scenario] + ([str(r.run)] if runs > 1 else []) + marks + [
-            str(r.tool_calls), f"{r.tokens:,}", cost, f"{r.seconds:.1f}",
-            "PASS" if r.passed else "FAIL"])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    for r in results:
-        for c in r.checks:
-            if not c.passed:
-                lines.append(f"{r.scenario} run {r.run}: {c.name}: {c.detail}")
-        if not r.passed and r.stderr_tail and r.exit_code not in (0, 3):
-            lines.append(f"{r.scenario} run {r.run}: CLI stderr: {r.stderr_tail[-300:]}")
-    return "\n".join(lines)
-
-
-def summary(results, *, runs):
-    """Pass rate, pass^N and totals as a dict (the --json object minus the rows)."""
-    passed, scenarios = pass_power(results)
-    costs = [r.cost for r in results]
-    return {"runs_per_scenario": runs, "runs": len(results),
-            "runs_passed": sum(r.passed for r in results),
-            "scenarios": scenarios, "scenarios_passed_all_runs": passed,
-            "pass_rate": passed / scenarios if scenarios else 0.0,
-            "tool_calls": sum(r.tool_calls for r in results),
-            "tokens": sum(r.tokens for r in results),
-            "cost": None if None in costs else round(sum(costs), 6),
-            "seconds": round(sum(r.seconds for r in results), 2)}
-
-
-def summary_line(s):
-    rate = f"pass^{s['runs_per_scenario']}" if s["runs_per_scenario"] > 1 else "pass rate"
-    cost = "?" if s["cost"] is None else f"${s['cost']:.4f}"
-    return (f"{rate}: {s['scenarios_passed_all_runs']}/{s['scenarios']} scenarios "
-            f"({s['pass_rate']:.0%}); runs passed {s['runs_passed']}/{s['runs']}; "
-            f"tool calls {s['tool_calls']}, tokens {s['tokens']:,}, cost {cost}, "
-            f"{s['seconds']:.1f} s")
-
-
-def git_commit():
-    """HEAD of the checkout, or None when git or the repository is not there."""
-    try:
-        proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=grade.PROJECT_ROOT,
-                              capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = proc.stdout.strip()
-    return commit if proc.returncode == 0 and commit else None
-
-
-def append_results(path, results, *, live):
-    """Append one JSON line per run to --results FILE."""
-    commit = git_commit()
-    with open(path, "a", encoding="utf-8") as handle:
-        for result in results:
-            handle.write(json.dumps(result.record(commit=commit, live=live)) + "\n")
-            handle.flush()
 
 
 # --- command line -----------------------------------------------------------------------------
@@ -310,7 +202,7 @@ def main(argv=None, *, stdout=None, stderr=None):
     if not scenarios:
         print("evaluate: no scenarios found in fixtures/scenarios/", file=stderr)
         return 2
-    results = []
+    results, interrupted = [], False
     try:
         for scenario in scenarios:
             for run in range(1, args.runs + 1):
@@ -320,22 +212,24 @@ def main(argv=None, *, stdout=None, stderr=None):
                           f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)
     except KeyboardInterrupt:
         print("evaluate: interrupted; reporting the runs finished so far", file=stderr)
-    return finish(args, results, stdout, stderr)
+        interrupted = True
+    code = finish(args, results, stdout, stderr)
+    return 130 if interrupted else code
 
 
 def finish(args, results, stdout, stderr):
     """Print the table or JSON, append --results, and pick the exit code."""
-    totals = summary(results, runs=args.runs)
+    totals, commit = scorecard.summary(results, runs=args.runs), scorecard.git_commit()
     if args.json:
         print(json.dumps({"summary": totals, "min_pass": args.min_pass,
-                          "results": [r.record(commit=None, live=args.live) for r in results]},
+                          "results": [r.record(commit=commit, live=args.live) for r in results]},
                          indent=1), file=stdout)
     else:
-        print(format_table(results, runs=args.runs), file=stdout)
-        print(summary_line(totals), file=stdout)
+        print(scorecard.format_table(results, runs=args.runs), file=stdout)
+        print(scorecard.summary_line(totals), file=stdout)
     if args.results:
         try:
-            append_results(args.results, results, live=args.live)
+            scorecard.append_results(args.results, results, live=args.live, commit=commit)
         except OSError as exc:
             print(f"evaluate: cannot write --results {args.results}: {exc}", file=stderr)
             return 2
