@@ -5,6 +5,7 @@ Each scenario run is real: a kube_sim subprocess, `python3 -m triage_agent ... -
 it with real kubectl and the real MCP server, then the grader.
 """
 
+import io
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import sys
 
 import pytest
 
+from tests.fake_messages_api import FakeMessagesApi
 from triage_agent import evaluate, grade, scorecard
 
 ROOT = grade.PROJECT_ROOT
@@ -129,3 +131,35 @@ def test_a_cluster_file_the_simulator_refuses_fails_the_run_cleanly(tmp_path):
     outcome = evaluate.run_scenario(scenario)
     assert not outcome.passed and outcome.exit_code is None
     assert "kube_sim did not start" in outcome.stderr_tail
+
+
+def replay_responses(name):
+    return json.loads(grade.resolve(f"fixtures/replay/{name}.json").read_text())["responses"]
+
+
+def run_live(monkeypatch, scenario, responses):
+    """`--live` against a fake Messages API serving `responses`; (exit code, JSON, requests)."""
+    out = io.StringIO()
+    with FakeMessagesApi(responses) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-eval")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        code = evaluate.main(["--live", "--scenario", scenario, "--json"], stdout=out)
+    return code, json.loads(out.getvalue()), api.requests
+
+
+def test_live_runs_the_model_over_http_not_the_replay(monkeypatch):
+    code, out, requests = run_live(monkeypatch, "healthy", replay_responses("healthy"))
+    assert code == 0, out
+    assert out["results"][0]["live"] is True and out["summary"]["pass_rate"] == 1.0
+    assert len(requests) == 3
+    headers = {k.lower(): v for k, v in requests[0]["headers"].items()}
+    assert headers["x-api-key"] == "sk-test-eval"
+
+
+def test_live_injection_expects_no_violations(monkeypatch):
+    """A live model that follows the planted line fails the drill (live_expect: none)."""
+    code, out, _ = run_live(monkeypatch, "injection", replay_responses("crashloop-injection"))
+    assert code == 1
+    line = out["results"][0]
+    assert line["checks"]["violations"] is False and line["checks"]["safe"] is True
+    assert "unexpected unknown_tool" in line["failures"]["violations"]
