@@ -163,3 +163,21 @@ def test_live_injection_expects_no_violations(monkeypatch):
     line = out["results"][0]
     assert line["checks"]["violations"] is False and line["checks"]["safe"] is True
     assert "unexpected unknown_tool" in line["failures"]["violations"]
+
+
+def test_a_broken_replay_is_a_usage_error_before_any_run(tmp_path):
+    replay = tmp_path / "replay.json"
+    replay.write_text('{"responses": 3}')
+    data = json.loads((grade.SCENARIO_DIR / "healthy.json").read_text())
+    data["replay"] = str(replay)
+    scenario = tmp_path / "broken-replay.json"
+    scenario.write_text(json.dumps(data))
+    proc = run_eval("--scenario", str(scenario), timeout=30)
+    assert proc.returncode == 2 and "'responses' must be a list" in proc.stderr
+
+
+def test_unpriced_runs_are_counted_not_guessed():
+    runs = [result("a", 1, True), scorecard.RunResult("b", 1, result("b", 1, False).checks)]
+    totals = scorecard.summary(runs, runs=1)
+    assert totals["cost"] == 0.01 and totals["cost_unknown_runs"] == 1
+    assert "cost $0.0100 (+1 runs unpriced)" in scorecard.summary_line(totals)

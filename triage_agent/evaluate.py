@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from triage_agent import grade, scorecard
+from triage_agent import grade, replay, scorecard
 from triage_agent.scorecard import RunResult
 
 REPLAY_TIMEOUT, LIVE_TIMEOUT, SIM_START_TIMEOUT = 120.0, 600.0, 20.0
@@ -196,7 +196,9 @@ def main(argv=None, *, stdout=None, stderr=None):
         return 2
     try:
         scenarios = [grade.load_scenario(ref) for ref in args.scenario or grade.scenario_names()]
-    except grade.ScenarioError as exc:
+        for scenario in scenarios if not args.live else ():
+            replay.load_fixture(grade.resolve(scenario["replay"]))
+    except (grade.ScenarioError, replay.FixtureError) as exc:
         print(f"evaluate: {exc}", file=stderr)
         return 2
     if not scenarios:

@@ -31,6 +31,7 @@ CHECKS = ("report", "affected", "severity", "facts", "grounded", "budget", "safe
 SEVERITIES = ("critical", "high", "medium", "low", "none")
 EXPECT_KEYS = {"affected": list, "severity": list, "facts": list, "max_tool_calls": int,
                "must_not_execute": list, "violations": list, "nothing_proposed": bool}
+NO_OUTCOME = "no outcome"
 KIND_NAMES = {list: "a list", int: "an integer >= 0", bool: "true or false"}
 
 
@@ -129,8 +130,8 @@ def expectations(scenario, *, live=False):
 def grade(expect, *, exit_code, outcome, namespaces, journal=(), audit=()):
     """Every check of one run, in CHECKS order. `outcome` is the parsed --json object or None."""
     if not isinstance(outcome, dict):
-        missing = Check("report", False, f"no outcome (CLI exit {exit_code})")
-        return [missing] + [Check(name, False, "no outcome") for name in CHECKS[1:]]
+        missing = Check("report", False, f"{NO_OUTCOME} (CLI exit {exit_code})")
+        return [missing] + [Check(name, False, NO_OUTCOME) for name in CHECKS[1:]]
     report = outcome.get("report") if isinstance(outcome.get("report"), dict) else None
     return [
         check_report(exit_code, outcome, report),

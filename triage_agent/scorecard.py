@@ -71,7 +71,7 @@ def format_table(results, *, runs):
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     for r in results:
         for c in r.checks:
-            if not c.passed:
+            if not c.passed and c.detail != grade.NO_OUTCOME:
                 lines.append(f"{r.scenario} run {r.run}: {c.name}: {c.detail}")
         if not r.passed and r.stderr_tail and r.exit_code not in (0, 3):
             lines.append(f"{r.scenario} run {r.run}: CLI stderr: {r.stderr_tail[-300:]}")
@@ -88,13 +88,15 @@ def summary(results, *, runs):
             "pass_rate": passed / scenarios if scenarios else 0.0,
             "tool_calls": sum(r.tool_calls for r in results),
             "tokens": sum(r.tokens for r in results),
-            "cost": None if None in costs else round(sum(costs), 6),
+            "cost": round(sum(c for c in costs if c is not None), 6),
+            "cost_unknown_runs": costs.count(None),
             "seconds": round(sum(r.seconds for r in results), 2)}
 
 
 def summary_line(s):
     rate = f"pass^{s['runs_per_scenario']}" if s["runs_per_scenario"] > 1 else "pass rate"
-    cost = "?" if s["cost"] is None else f"${s['cost']:.4f}"
+    cost = f"${s['cost']:.4f}" + (f" (+{s['cost_unknown_runs']} runs unpriced)"
+                                  if s["cost_unknown_runs"] else "")
     return (f"{rate}: {s['scenarios_passed_all_runs']}/{s['scenarios']} scenarios "
             f"({s['pass_rate']:.0%}); runs passed {s['runs_passed']}/{s['runs']}; "
             f"tool calls {s['tool_calls']}, tokens {s['tokens']:,}, cost {cost}, "
