@@ -181,3 +181,10 @@ def test_unpriced_runs_are_counted_not_guessed():
     totals = scorecard.summary(runs, runs=1)
     assert totals["cost"] == 0.01 and totals["cost_unknown_runs"] == 1
     assert "cost $0.0100 (+1 runs unpriced)" in scorecard.summary_line(totals)
+
+
+def test_a_cli_run_past_its_timeout_is_killed_and_fails(monkeypatch):
+    monkeypatch.setattr(evaluate, "REPLAY_TIMEOUT", 0.05)
+    outcome = evaluate.run_scenario(grade.load_scenario("healthy"))
+    assert not outcome.passed and outcome.exit_code is None
+    assert "timed out after" in outcome.stderr_tail

@@ -125,15 +125,30 @@ def run_scenario(scenario, *, run=1, live=False):
 
 
 def _run_cli(scenario, kubeconfig, tmp, live):
+    """(exit code or None, stdout, stderr); a timeout or ^C kills the CLI and its MCP server."""
     argv = cli_argv(scenario, kubeconfig=kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
                     live=live)
+    proc = subprocess.Popen(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    timeout = LIVE_TIMEOUT if live else REPLAY_TIMEOUT
     try:
-        proc = subprocess.run(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True,
-                              timeout=LIVE_TIMEOUT if live else REPLAY_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        return None, "", f"triage CLI timed out after {exc.timeout:.0f} s"
-    return proc.returncode, proc.stdout, proc.stderr
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return None, "", f"triage CLI timed out after {timeout:.0f} s"
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return proc.returncode, stdout, stderr
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.communicate()
 
 
 def _parse_outcome(stdout):
