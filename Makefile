@@ -6,7 +6,7 @@ NAMESPACES ?= prod
 SYMPTOM ?= pods in prod keep restarting
 LIVE_ARGS ?=
 
-.PHONY: test demo sim live bench eval check-kubectl test-deps
+.PHONY: test demo sim live bench eval clusters check-kubectl test-deps
 
 check-kubectl:
 	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
@@ -29,6 +29,10 @@ live: check-kubectl
 
 sim: check-kubectl
 	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
+
+# Rewrite the hand-described cluster files from fixtures/kube_sim_scenarios.py.
+clusters:
+	$(PYTHON) -m fixtures.kube_sim_build
 
 bench: check-kubectl
 	$(PYTHON) -m tests.bench

@@ -19,7 +19,7 @@ from pathlib import Path
 from triage_agent import actions
 
 DEFAULT_MODEL = "claude-opus-5-5"
-EFFORTS = ("low", "medium", "high", "max")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
