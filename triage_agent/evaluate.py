@@ -217,7 +217,8 @@ def main(argv=None, *, stdout=None, stderr=None):
         print(f"evaluate: {exc}", file=stderr)
         return 2
     if not scenarios:
-        print("evaluate: no scenarios found in fixtures/scenarios/", file=stderr)
+        print(f"evaluate: no scenarios in {grade.SCENARIO_DIR} (the evaluator runs from a "
+              "source checkout, where fixtures/ is)", file=stderr)
         return 2
     results, interrupted = [], False
     try:
