@@ -239,3 +239,11 @@ def test_a_scenario_that_is_not_json_is_refused(tmp_path):
     path.write_text("{not json")
     with pytest.raises(grade.ScenarioError, match="not readable JSON"):
         grade.load_scenario(str(path))
+
+
+def test_a_junk_outcome_fails_cleanly_instead_of_raising():
+    junk = {"report": {"affected": [{"name": None}, "x"], "severity": ["high"], "summary": 3},
+            "stop": "report", "tool_calls": "many", "proposals": ["junk"], "violations": [3],
+            "grounding_warnings": None}
+    checks = run_grade("imagepull", junk, audit=[{"arguments": "x"}])
+    assert {"affected", "severity", "facts", "budget"} <= set(failed(checks))
