@@ -6,7 +6,7 @@ NAMESPACES ?= prod
 SYMPTOM ?= pods in prod keep restarting
 LIVE_ARGS ?=
 
-.PHONY: test demo sim live bench eval clusters check-kubectl test-deps
+.PHONY: test demo sim live bench eval eval-live clusters check-kubectl test-deps
 
 check-kubectl:
 	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
@@ -29,6 +29,14 @@ live: check-kubectl
 
 sim: check-kubectl
 	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
+
+# Every evaluation scenario, replayed through the real CLI, graded without a model.
+eval: check-kubectl
+	$(PYTHON) -m triage_agent.evaluate
+
+# The same scenarios with a live model (needs ANTHROPIC_API_KEY); results kept for comparison.
+eval-live: check-kubectl
+	$(PYTHON) -m triage_agent.evaluate --live --runs 3 --results fixtures/results/live.jsonl
 
 # Rewrite the hand-described cluster files from fixtures/kube_sim_scenarios.py.
 clusters:
