@@ -29,7 +29,8 @@ from triage_agent import __version__
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_INFO = {"name": "triage-agent", "version": __version__}
-ENV_KEEP = ("PATH", "HOME", "KUBECONFIG", "LANG")
+# what kubectl under the server needs: its binary, config and discovery cache (KUBECACHEDIR)
+ENV_KEEP = ("PATH", "HOME", "KUBECONFIG", "KUBECACHEDIR", "LANG")
 STDERR_TAIL_BYTES = 4096
 MAX_PAGES = 100
 _EOF = object()
