@@ -27,7 +27,9 @@ def usage(fresh=0, write=0, read=0, out=0, **extra):
     ("claude-opus-4-5", (5, 6.25, 0.50, 25)),
     ("claude-opus-4-5-20251101", (5, 6.25, 0.50, 25)),
     ("claude-opus-4-6", (5, 6.25, 0.50, 25)),
-    ("claude-opus-4-1", (15, 18.75, 1.50, 75)),
+    ("claude-opus-4-8", (5, 6.25, 0.50, 25)),
+    ("claude-opus-4-1", (15, 18.75, 1.50, 75)),     # the pricing page lists 4.1 and 4 apart
+    ("claude-opus-4-1-20250805", (15, 18.75, 1.50, 75)),
     ("claude-opus-4-20250514", (15, 18.75, 1.50, 75)),
     ("claude-haiku-4-5", (1, 1.25, 0.10, 5)),
     ("claude-haiku-4-5-20251001", (1, 1.25, 0.10, 5)),

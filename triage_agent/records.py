@@ -36,13 +36,16 @@ class Price:
 _OPUS_45_UP = Price(5, 6.25, 0.50, 25)
 # (model family pattern, price). A model id matches when it is the family name, optionally
 # followed by a date (`-20251001` or Vertex-style `@20251001`); anything else is unknown.
+# Source: Anthropic's pricing page, platform.claude.com/docs/en/about-claude/pricing, read
+# 2026-11. It lists Opus 4.5 to 4.8 at 5 / 6.25 / 0.50 / 25 but Opus 4.1 and Opus 4 (retired
+# except on Bedrock / Google Cloud) at 15 / 18.75 / 1.50 / 75, so "Opus 4.x" in the issue holds
+# for 4.5 and later only.
 PRICES = (
     ("claude-opus-5-5", Price(4, 5, 0.20, 20)),
     ("claude-sonnet-5-5", Price(2, 2.5, 0.20, 10)),
     ("claude-sonnet-5", Price(2, 2.5, 0.20, 10)),
     ("claude-opus-5", _OPUS_45_UP),
     ("claude-opus-4-[5-9]", _OPUS_45_UP),
-    # Opus 4.0 and 4.1 were priced three times higher; pricing them as 4.5 would under-count.
     ("claude-opus-4(?:-1)?", Price(15, 18.75, 1.50, 75)),
     ("claude-haiku-4-5", Price(1, 1.25, 0.10, 5)),
 )
