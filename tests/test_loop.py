@@ -322,3 +322,11 @@ def test_progress_lines():
                policy=policy(), gate=make_gate(), recorder=ListRecorder(),
                progress=lines.append)
     assert lines[1] == f"[step 2/12] get_logs namespace=prod name={POD} previous=true"
+
+
+@pytest.mark.parametrize("reason", ["banana", None])
+def test_a_stop_reason_the_api_does_not_have_ends_the_run_clearly(reason):
+    outcome, model, tools, _ = run(response(reason, logs_call()), *happy_script())
+    assert outcome.stop == "api_error" and outcome.exit_code == 4 and len(model.requests) == 1
+    assert repr(reason) in outcome.error and tools.calls == []
+    assert outcome.usage["input"] == 100  # the call was made (and billed): it is counted

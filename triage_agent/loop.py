@@ -27,6 +27,8 @@ from triage_agent.messages import ApiError
 EXIT_CODES = {"report": 0, "api_error": 4, "mcp_error": 4, "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
+STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
+                "model_context_window_exceeded")  # the API's whole list; anything else is broken
 
 
 class RunEnded(Exception):
@@ -206,6 +208,10 @@ class _Run:
         if not _well_formed(response):
             raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
         self.account(request, response, step, started)
+        if response.get("stop_reason") not in STOP_REASONS:
+            raise RunEnded("api_error", "the model API answered with stop_reason "
+                           f"{response.get('stop_reason')!r}, which it does not define; "
+                           "the turn was not acted on")
         return response
 
     def account(self, request, response, step, started):
