@@ -330,3 +330,11 @@ def test_a_stop_reason_the_api_does_not_have_ends_the_run_clearly(reason):
     assert outcome.stop == "api_error" and outcome.exit_code == 4 and len(model.requests) == 1
     assert repr(reason) in outcome.error and tools.calls == []
     assert outcome.usage["input"] == 100  # the call was made (and billed): it is counted
+
+
+def test_last_call_after_a_paused_turn_still_says_it_is_the_last():
+    outcome, model, _, _ = run(response("pause_turn", text("checking")), *happy_script(),
+                               max_steps=2)
+    last = model.requests[-1]["messages"]
+    assert last[-1]["role"] == "assistant"           # the paused turn is continued as it is
+    assert prompts.LAST_CALL in str(last[:-1]) and outcome.stop == "max_steps"

@@ -234,9 +234,10 @@ class _Run:
                            f"cross --max-cost-usd {limit} (spent ${self.outcome.cost_usd:.4f})")
 
     def say_last_call(self):
-        newest = self.messages[-1]
+        # after a paused turn the newest message is the assistant's; the user turn before it
+        newest = next(m for m in reversed(self.messages) if m["role"] == "user")
         block = {"type": "text", "text": prompts.LAST_CALL}
-        if newest["role"] == "user" and block not in newest["content"]:
+        if block not in newest["content"]:
             newest["content"].append(block)
 
     def truncated(self, uses, step):
