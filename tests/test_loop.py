@@ -338,3 +338,10 @@ def test_last_call_after_a_paused_turn_still_says_it_is_the_last():
     last = model.requests[-1]["messages"]
     assert last[-1]["role"] == "assistant"           # the paused turn is continued as it is
     assert prompts.LAST_CALL in str(last[:-1]) and outcome.stop == "max_steps"
+
+
+def test_max_cost_stops_once_the_spend_cannot_be_priced():
+    unpriced = response("tool_use", logs_call(), model="claude-unknown-9")
+    outcome, model, _, _ = run(unpriced, *happy_script(), max_cost_usd=100.0)
+    assert outcome.stop == "max_cost" and len(model.requests) == 1
+    assert outcome.cost_usd is None and "claude-unknown-9" in outcome.error

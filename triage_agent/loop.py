@@ -151,6 +151,7 @@ class _Run:
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
         self.last_input = 0         # previous request's input size, for --max-cost-usd
+        self.unpriced = None        # the model of the first response the price table lacks
         self.usage = records.Usage()
 
     def run(self):
@@ -216,7 +217,9 @@ class _Run:
 
     def account(self, request, response, step, started):
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        self.usage.add(response.get("model") or self.settings.model, usage)
+        model = response.get("model") or self.settings.model
+        if self.usage.add(model, usage) is None and self.unpriced is None:
+            self.unpriced = model
         self.outcome.usage, self.outcome.cost_usd = self.usage.as_dict(), self.usage.cost
         self.last_input = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
@@ -226,7 +229,10 @@ class _Run:
 
     def check_cost(self):
         limit = self.policy.max_cost_usd
-        if limit is None or not self.last_input or self.outcome.cost_usd is None:
+        if limit is not None and self.outcome.cost_usd is None:  # a limit it cannot keep
+            raise RunEnded("max_cost", f"--max-cost-usd {limit} cannot be kept: a response "
+                           f"from {self.unpriced!r} could not be priced")
+        if limit is None or not self.last_input:
             return
         estimate = records.cost_usd(self.settings.model, {"input_tokens": self.last_input})
         if estimate is not None and self.outcome.cost_usd + estimate > limit:
