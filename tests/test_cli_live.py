@@ -38,6 +38,8 @@ def test_live_run_with_retries_headers_and_body(kube_sim):
     assert out.returncode == 0, out.stderr
     assert FATAL in out.stdout
     assert len(api.requests) == 8 and api.script == []
+    retries = [line for line in out.stderr.splitlines() if line.startswith("[retry 1]")]
+    assert len(retries) == 4 and "overloaded_error (HTTP 529)" in retries[1]
     sent = [r for r in api.requests]
     for request in sent:
         headers = {k.lower(): v for k, v in request["headers"].items()}

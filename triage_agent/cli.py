@@ -109,8 +109,8 @@ def server_argv(args, namespaces):
     return argv
 
 
-def make_model(args):
-    """(model seam, model name)."""
+def make_model(args, stderr):
+    """(model seam, model name); the live client says on stderr when it waits to retry."""
     from triage_agent import replay
     from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
@@ -121,7 +121,10 @@ def make_model(args):
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
     client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
                             base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                            fallbacks=not args.no_fallbacks)
+                            fallbacks=not args.no_fallbacks,
+                            on_retry=lambda n, delay, error: print(
+                                f"[retry {n}] {error}; trying again in {delay:.1f} s",
+                                file=stderr))
     model = replay.RecordingModel(client) if args.record else client
     return model, args.model or DEFAULT_MODEL
 
@@ -173,7 +176,7 @@ def run(args, stderr):
     policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
                                max_cost_usd=args.max_cost_usd)
-    model, model_name = make_model(args)
+    model, model_name = make_model(args, stderr)
     if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
         raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
     try:
