@@ -2,11 +2,14 @@
 
     python fake_mcp_server.py [--pages N] [--noise] [--offer VERSION] [--die-at-start]
                               [--ignore-eof] [--ignore-term] [--marker FILE [--die-from N]]
+                              [--read-only TOOL,...] [--rename TOOL=NAME ...]
 
 Tools: echo (text of its arguments), mixed (text + image + audio + resource blocks), fail
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
 the answers), hang (never answers), seen (the notifications received so far), env (sorted
 environment names), quit (answers, then exits), crash (exits without answering).
+No tool is annotated unless --read-only names it (readOnlyHint true); --rename lists a tool under
+another name (dotted, too long for the API, or shadowing a built-in) and answers calls to it.
 """
 
 import argparse
@@ -77,9 +80,7 @@ class Server:
     def do_tools_list(self, rid, params):
         size = max(1, -(-len(TOOLS) // self.opts.pages))
         start = int(params.get("cursor") or 0)
-        page = {"tools": [{"name": n, "description": f"{n} tool",
-                           "inputSchema": {"type": "object"}}
-                          for n in TOOLS[start:start + size]]}
+        page = {"tools": [self.definition(n) for n in TOOLS[start:start + size]]}
         if start + size < len(TOOLS):
             page["nextCursor"] = str(start + size)
         if self.opts.noise:
@@ -87,8 +88,16 @@ class Server:
             print("[1, 2, 3] <- still not a message", flush=True)
         result(rid, page)
 
+    def definition(self, name):
+        tool = {"name": self.opts.names.get(name, name), "description": f"{name} tool",
+                "inputSchema": {"type": "object"}}
+        if name in self.opts.read_only:
+            tool["annotations"] = {"readOnlyHint": True}
+        return tool
+
     def do_tools_call(self, rid, params):
         name, args = params.get("name"), params.get("arguments")
+        name = {listed: real for real, listed in self.opts.names.items()}.get(name, name)
         if name == "echo":
             text(rid, json.dumps(args, sort_keys=True))
         elif name == "mixed":
@@ -141,7 +150,11 @@ def main():
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--marker", help="append one line to this file per start")
     parser.add_argument("--die-from", type=int, help="die at start from the Nth start on")
+    parser.add_argument("--read-only", default="", help="tools annotated readOnlyHint: true")
+    parser.add_argument("--rename", action="append", default=[], metavar="TOOL=NAME")
     opts = parser.parse_args()
+    opts.read_only = set(filter(None, opts.read_only.split(",")))
+    opts.names = dict(pair.split("=", 1) for pair in opts.rename)
     if opts.marker:
         with open(opts.marker, "a") as marker:
             marker.write("start\n")

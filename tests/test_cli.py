@@ -151,3 +151,11 @@ def test_usage_errors_exit_2(args, message):
 def test_help_is_fast_and_clean():
     out = run_cli("--help")
     assert out.returncode == 0 and "--namespaces" in out.stdout and "--max-cost-usd" in out.stdout
+
+
+def test_json_usage_error_after_parsing_is_one_object():
+    out = run_cli("x", "--namespaces", "prod", "--json")  # no API key and no --replay
+    assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
+    outcome = json.loads(out.stdout)
+    assert outcome["stop"] == "usage_error" and "ANTHROPIC_API_KEY" in outcome["error"]
+    assert schema.validate(outcome, OUTCOME_SCHEMA) == []

@@ -5,7 +5,8 @@
 Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
 4 model API or MCP server failure, 130 interrupted. Once start-up is done every exit still
 prints the outcome, audit and cost gathered so far. With --json the outcome is one JSON object on
-stdout and everything meant for people goes to stderr.
+stdout and everything meant for people goes to stderr; a failure before the run (once the options
+parse) is an outcome too, with stop usage_error, mcp_error or interrupted and no steps.
 """
 
 import argparse
@@ -147,9 +148,19 @@ def start_tools(argv, args):
     return client, toolset
 
 
+def print_failure(args, stop, error, stderr):
+    """A run that never started: the error on stderr and, with --json, its outcome on stdout."""
+    print(f"triage-agent: {error}", file=stderr)
+    if args.json and not getattr(args, "outcome_printed", False):
+        from triage_agent.loop import Outcome
+        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL)
+        print(json.dumps(outcome.to_dict(), indent=1))
+
+
 def print_outcome(outcome, args, stderr):
     """Report (or JSON) on stdout; stop, error and cost on stderr."""
     from triage_agent import records, report
+    args.outcome_printed = True
     if args.json:
         print(json.dumps(outcome.to_dict(), indent=1, default=str))
     elif outcome.report is not None:
@@ -194,12 +205,13 @@ def triage(args, policy, model, model_name, recorder, stderr):
     """Start the tools, run the loop, print the outcome."""
     from triage_agent import loop, prompts
     from triage_agent.mcp_client import McpError
+    from triage_agent.report import ReportSchemaError
     try:
         tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
     except McpError as exc:
-        print(f"triage-agent: the MCP server did not start: {exc}", file=stderr)
+        print_failure(args, "mcp_error", f"the MCP server did not start: {exc}", stderr)
         return 4
-    except prompts.ToolsetError as exc:
+    except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
     if toolset.not_offered:
         print("triage-agent: not offered to the model (not annotated read-only): "
@@ -245,8 +257,8 @@ def main(argv=None):
     try:
         return run(args, stderr)
     except UsageError as exc:
-        print(f"triage-agent: {exc}", file=stderr)
+        print_failure(args, "usage_error", str(exc), stderr)
         return 2
     except KeyboardInterrupt:
-        print("triage-agent: interrupted", file=stderr)
+        print_failure(args, "interrupted", "interrupted by the operator", stderr)
         return 130

@@ -24,7 +24,7 @@ from triage_agent import prompts, records, report
 from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
 
-EXIT_CODES = {"report": 0, "api_error": 4, "mcp_error": 4, "interrupted": 130}
+EXIT_CODES = {"report": 0, "usage_error": 2, "api_error": 4, "mcp_error": 4, "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
