@@ -10,7 +10,7 @@ answered by tool_results at the start of the next user turn, ids matching, no or
     {"drop": True}                                       close the connection without answering
     a bare response body dict                            shorthand for status 200
 
-Every request's headers and JSON body are kept in `.requests` for assertions.
+Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
 """
 
 import json
@@ -82,6 +82,17 @@ def _schema_keys(schema, out):
                 for sub in value if isinstance(value, list) else [value]:
                     _schema_keys(sub, out)
     return out
+
+
+def raw_field(raw, name):
+    """The bytes of a top-level field's value exactly as sent (for byte-identity checks)."""
+    text = raw.decode("utf-8")
+    decoder, key = json.JSONDecoder(), json.dumps(name) + ":"
+    start = text.index(key) + len(key)
+    while text[start] == " ":
+        start += 1
+    _, end = decoder.raw_decode(text, start)
+    return text[start:end].encode("utf-8")
 
 
 def count_breakpoints(body):
@@ -181,7 +192,7 @@ class FakeMessagesApi:
             except ValueError:
                 body = None
             self.requests.append({"path": handler.path, "headers": dict(handler.headers),
-                                  "body": body})
+                                  "body": body, "raw": raw})
             item = self.script.pop(0) if self.script else None
         if handler.path != "/v1/messages" or body is None:
             return self._send(handler, 404, error_body(404, "not_found_error", "Not found", rid),

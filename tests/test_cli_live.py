@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
-                                     error_body)
+                                     error_body, raw_field)
 from tests.test_cli import FATAL, REPLAY, run_cli
 from triage_agent import prompts
 
@@ -68,6 +68,23 @@ def test_no_fallbacks_and_effort(kube_sim):
     headers = {k.lower() for k in api.requests[0]["headers"]}
     assert "fallbacks" not in body and "anthropic-beta" not in headers
     assert body["output_config"] == {"effort": "low"} and body["model"] == "claude-sonnet-5-5"
+
+
+def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
+    sim = kube_sim("crashloop")
+    with FakeMessagesApi(crashloop_responses()) as first:
+        assert live(first, sim).returncode == 0
+    with FakeMessagesApi(crashloop_responses()) as second:
+        out = run_cli("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
+                      sim.kubeconfig, "--max-steps", "5", "--effort", "high",
+                      env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
+        assert out.returncode == 0, out.stderr
+    runs = (first.requests, second.requests)
+    systems = {raw_field(r["raw"], "system") for requests in runs for r in requests}
+    assert len(systems) == 1 and json.dumps(prompts.SYSTEM_PROMPT).encode() in systems.pop()
+    for requests in runs:  # the cached prefix (tools, then system) never changes within a run
+        assert len({raw_field(r["raw"], "tools") for r in requests}) == 1
+        assert all(count_breakpoints(r["body"]) <= 4 for r in requests)
 
 
 @pytest.mark.parametrize("status,kind", [(400, "invalid_request_error"),
