@@ -71,17 +71,24 @@ def conversation_problems(messages):
     return problems
 
 
-def _schema_keys(schema, out):
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            out.add(key)
-            if key == "properties" and isinstance(value, dict):
-                for sub in value.values():
-                    _schema_keys(sub, out)
-            elif key in ("items", "anyOf", "allOf"):
-                for sub in value if isinstance(value, list) else [value]:
-                    _schema_keys(sub, out)
-    return out
+def strict_schema_problems(schema, where="input_schema"):
+    """What a strict tool's schema uses that the API rejects: keywords outside the subset, an
+    object without additionalProperties false, minItems above 1."""
+    if not isinstance(schema, dict):
+        return [f"{where}: not a schema"]
+    problems = [f"{where}: {key} not supported" for key in sorted(set(schema)
+                                                                  - ALLOWED_STRICT_KEYS)]
+    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
+        problems.append(f"{where}: additionalProperties must be false")
+    if schema.get("minItems", 0) not in (0, 1):
+        problems.append(f"{where}: minItems must be 0 or 1")
+    for name, sub in (schema.get("properties") or {}).items():
+        problems += strict_schema_problems(sub, f"{where}.{name}")
+    subs = schema.get("anyOf", []) + schema.get("allOf", []) + (
+        [schema["items"]] if "items" in schema else [])
+    for i, sub in enumerate(subs):
+        problems += strict_schema_problems(sub, f"{where}[{i}]")
+    return problems
 
 
 def raw_field(raw, name):
@@ -111,10 +118,8 @@ def request_problems(body):
         problems.append("A maximum of 4 blocks with cache_control may be provided")
     for tool in body.get("tools", []):
         if tool.get("strict"):
-            extra = _schema_keys(tool.get("input_schema"), set()) - ALLOWED_STRICT_KEYS
-            extra -= {"properties"}
-            if extra:
-                problems.append(f"tools.{tool.get('name')}: strict schema uses {sorted(extra)}")
+            problems += [f"tools.{tool.get('name')}.{p}"
+                         for p in strict_schema_problems(tool.get("input_schema"))]
     return problems + conversation_problems(body.get("messages"))
 
 

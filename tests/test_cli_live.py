@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
-                                     error_body, raw_field)
+                                     error_body, raw_field, strict_schema_problems)
 from tests.test_cli import FATAL, REPLAY, run_cli
 from triage_agent import prompts
 
@@ -130,3 +130,20 @@ def test_fake_api_rejects_broken_conversations():
     ]
     for messages in broken:
         assert conversation_problems(messages), messages
+
+
+def test_fake_api_rejects_what_strict_tools_may_not_use():
+    """The fake's strict-schema check is not vacuous, and the real tools pass it."""
+    toolset = prompts.build_toolset([])
+    for tool in toolset.api_tools:
+        assert strict_schema_problems(tool["input_schema"]) == [], tool["name"]
+    item = {"type": "object", "additionalProperties": False, "properties": {}}
+    broken = [
+        {"type": "object", "properties": {}},                                  # open object
+        dict(item, properties={"x": {"type": "string", "minLength": 1}}),      # minLength
+        dict(item, properties={"x": {"type": "array", "minItems": 2}}),        # minItems 2
+        dict(item, properties={"x": {"type": "array", "items": {"type": "object"}}}),
+        dict(item, properties={"x": {"anyOf": [{"type": "integer", "minimum": 0}]}}),
+    ]
+    for schema in broken:
+        assert strict_schema_problems(schema), schema
