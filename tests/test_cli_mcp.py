@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from tests.test_cli import ROOT, run_cli
+from tests.test_cli import ROOT, jsonl, run_cli
 
 SERVER = r'''
 import json, os, sys
@@ -100,6 +100,8 @@ def test_server_that_does_not_start_is_exit_4():
 def test_interrupt_prints_the_outcome_so_far(tmp_path):
     args = setup(tmp_path, message("tool_use", call("toolu_1", "get_pods")),
                  message("tool_use", call("toolu_2", "get_logs")))
+    audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
+    args += ["--audit-log", str(audit), "--trace", str(trace)]
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     proc = subprocess.Popen([sys.executable, "-m", "triage_agent", *args], cwd=ROOT, env=environ,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -117,4 +119,6 @@ def test_interrupt_prints_the_outcome_so_far(tmp_path):
             proc.wait()
     outcome = json.loads(stdout)
     assert proc.returncode == 130 and outcome["stop"] == "interrupted"
-    assert outcome["tool_calls"] == 1 and "cost: " in stderr
+    assert outcome["tool_calls"] == 1 and "cost: " in stderr and "Traceback" not in stderr
+    assert [e["decision"] for e in jsonl(audit)] == ["executed"]   # written as it happened
+    assert [s["kind"] for s in jsonl(trace)] == ["chat", "execute_tool", "chat"]
