@@ -159,3 +159,13 @@ def test_json_usage_error_after_parsing_is_one_object():
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "usage_error" and "ANTHROPIC_API_KEY" in outcome["error"]
     assert schema.validate(outcome, OUTCOME_SCHEMA) == []
+
+
+def test_tool_budget_from_the_cli(kube_sim, tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--json",
+                               "--max-tool-calls", "1", "--trace", str(trace)))
+    outcome = json.loads(out.stdout)
+    assert out.returncode == 3 and outcome["tool_calls"] == 1, out.stderr
+    assert out.stderr.count("· budget_spent · error") == 2
+    assert "[budget: 0 tool calls and 11 model calls left]" in trace.read_text()
