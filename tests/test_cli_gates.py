@@ -5,6 +5,7 @@ import json
 import os
 import pty
 import select
+import signal
 import sys
 import time
 
@@ -64,13 +65,24 @@ def run_on_pty(argv, answer, timeout=60):
         if not answered and b"Run this command?" in screen:
             os.write(master, answer.encode() + b"\n")
             answered = True
-    _, status = os.waitpid(pid, 0)
+    status = _wait(pid, deadline)
     stdout = b""
     while chunk := os.read(out_r, 65536):
         stdout += chunk
     os.close(out_r)
     os.close(master)
     return os.waitstatus_to_exitcode(status), stdout.decode(), screen.decode(errors="replace")
+
+
+def _wait(pid, deadline):
+    """The child's wait status; killed once the deadline has passed (a test never hangs)."""
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
 
 
 @pytest.mark.parametrize("answer,execute,decision,writes", [
