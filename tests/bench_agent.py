@@ -64,7 +64,6 @@ def body_bytes(sim):
     argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod", "--quiet",
             "--kubeconfig", sim.kubeconfig]
     with McpStdioClient(argv, env={"PYTHONPATH": str(ROOT)}) as tools:
-        tools.start()
         loop.run_triage(SYMPTOM, model=model, tools=tools,
                         policy=loop.rules.Policy(namespaces=("prod",)),
                         toolset=prompts.build_toolset(tools.list()))

@@ -59,6 +59,16 @@ def test_context_manager_starts_and_closes(make):
         client.call("echo", {})
 
 
+def test_a_second_start_keeps_the_running_server(make, tmp_path):
+    marker = tmp_path / "starts"
+    client = make("--marker", str(marker))
+    with client:
+        first = client._proc
+        assert client.start() is client and client._proc is first
+        assert client.call("echo", {"n": 1}) == ('{"n": 1}', False)
+    assert marker.read_text().count("start") == 1 and first.poll() is not None
+
+
 def test_calls_start_the_server_lazily(make):
     client = make()
     assert client.call("echo", {}) == ("{}", False)

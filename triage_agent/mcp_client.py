@@ -81,8 +81,11 @@ class McpStdioClient:
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self):
-        """Spawn the server and complete the handshake; McpError if that fails."""
+        """Spawn the server and complete the handshake; McpError if that fails. A client that
+        is already running is left as it is (a second start would orphan the first server)."""
         with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                return self
             self._spawn()
             try:
                 self._handshake()
