@@ -262,6 +262,15 @@ def test_broken_audit_sink_does_not_end_the_run():
     assert outcome.stop == "report"
 
 
+def test_broken_trace_sink_does_not_end_the_run():
+    class Broken(ListRecorder):
+        def trace(self, span):
+            raise OSError("disk full")
+    recorder = Broken()
+    outcome, _, _, _ = run(*happy_script(), recorder=recorder)
+    assert outcome.stop == "report" and len(recorder.audits) == 3
+
+
 def propose(kind, tid="toolu_p", namespace="prod", target="checkout"):
     return tool_use(tid, "propose_action", {"kind": kind, "namespace": namespace,
                                             "target": target, "reason": "crash loop"})

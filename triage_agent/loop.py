@@ -198,7 +198,7 @@ class _Run:
         try:
             response = self.model(request)
         except ApiError as exc:
-            self.recorder.trace(records.model_call_span(step=step, request=request,
+            self.trace(records.model_call_span(step=step, request=request,
                                                         response=None, started=started,
                                                         ended=time.time(), error=exc))
             raise RunEnded("api_error", api_error_text(exc)) from exc
@@ -223,7 +223,7 @@ class _Run:
         self.outcome.usage, self.outcome.cost_usd = self.usage.as_dict(), self.usage.cost
         self.last_input = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        self.recorder.trace(records.model_call_span(step=step, request=request,
+        self.trace(records.model_call_span(step=step, request=request,
                                                     response=response, started=started,
                                                     ended=time.time()))
 
@@ -305,7 +305,7 @@ class _Run:
         rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
         self.outcome.tool_calls = self.ledger.tool_calls
         self.audit(step, use, "executed", is_error, text)
-        self.recorder.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
+        self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
                                               arguments=arguments, text=text, is_error=is_error,
                                               started=started, ended=time.time()))
         return text, is_error
@@ -350,6 +350,12 @@ class _Run:
     def report_reply(self, step, use, decision, text):
         self.audit(step, use, decision, True, text)
         return text, True
+
+    def trace(self, span):
+        try:
+            self.recorder.trace(span)
+        except Exception:  # like the audit sink: a failing trace sink must not end the run
+            pass
 
     def audit(self, step, use, decision, is_error, text):
         entry = self.toolset.by_api_name.get(use["name"])
