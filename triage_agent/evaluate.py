@@ -13,7 +13,8 @@ Each run of a scenario (grade.py has the file format) is the real path end to en
 
 The simulator runs as its own process (`python3 -m fixtures.kube_sim`) so this package stays
 standard-library only. Exit codes: 0 when pass^N >= --min-pass, 1 below it, 2 usage errors,
-130 interrupted (the runs finished so far are still printed and appended).
+130 interrupted by ^C or SIGTERM (the runs finished so far are still printed and appended, and the
+simulator, CLI and MCP server of the run in progress are stopped).
 """
 
 import argparse
@@ -221,6 +222,7 @@ def main(argv=None, *, stdout=None, stderr=None):
               "source checkout, where fixtures/ is)", file=stderr)
         return 2
     results, interrupted = [], False
+    previous = _interrupt_on_sigterm()
     try:
         for scenario in scenarios:
             for run in range(1, args.runs + 1):
@@ -231,8 +233,27 @@ def main(argv=None, *, stdout=None, stderr=None):
     except KeyboardInterrupt:
         print("evaluate: interrupted; reporting the runs finished so far", file=stderr)
         interrupted = True
+    finally:
+        _restore_sigterm(previous)
     code = finish(args, results, stdout, stderr)
     return 130 if interrupted else code
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _interrupt_on_sigterm():
+    """SIGTERM (a CI timeout, `kill`) unwinds like ^C, so no simulator is left running."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return None
+
+
+def _restore_sigterm(previous):
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def finish(args, results, stdout, stderr):
