@@ -2,7 +2,8 @@
 
 Each check returns an error message (a sentence the model can act on) or None. Nothing that
 fails here ever reaches kubectl; nothing that passes can start with '-' or contain whitespace
-outside a selector's `in (...)` list, so no value can be read as a kubectl flag.
+outside a selector's `in (...)` list, so no value can be read as a kubectl flag. Matching is
+whole-string (`fullmatch`): Python's `$` also matches before a final newline.
 """
 
 import re
@@ -35,7 +36,7 @@ def check_label(field, value):
     """A DNS-1123 label: namespaces and container names."""
     if not isinstance(value, str):
         return f"{field}: must be a string, got {type(value).__name__}"
-    if not _LABEL_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
         return (f"{field}: {_shown(value)} is not a valid name: use lowercase letters, digits and '-',"
                 f" starting and ending with a letter or digit, at most 63 characters")
     return None
@@ -45,7 +46,7 @@ def check_subdomain(field, value):
     """A DNS-1123 subdomain: pod names."""
     if not isinstance(value, str):
         return f"{field}: must be a string, got {type(value).__name__}"
-    if len(value) > 253 or not _SUBDOMAIN_RE.match(value):
+    if len(value) > 253 or not _SUBDOMAIN_RE.fullmatch(value):
         return (f"{field}: {_shown(value)} is not a valid pod name: use the exact name from get_pods"
                 f" (lowercase letters, digits, '-' and '.', at most 253 characters)")
     return None
@@ -71,9 +72,9 @@ def check_selector(field, value):
     if not isinstance(value, str):
         return f"{field}: must be a string, got {type(value).__name__}"
     hint = f"{field}: {_shown(value)} is not a label selector; write it like app=checkout or app=web,tier!=db"
-    if not value or len(value) > SELECTOR_MAX or not re.match(SELECTOR_PATTERN, value):
+    if not value or len(value) > SELECTOR_MAX or not re.fullmatch(SELECTOR_PATTERN, value):
         return hint
     for term in _split_terms(value):
-        if not any(r.match(term) for r in _TERM_RES):
+        if not any(r.fullmatch(term) for r in _TERM_RES):
             return hint
     return None

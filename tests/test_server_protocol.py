@@ -138,6 +138,18 @@ INJECTIONS = [
     ("get_logs", {"namespace": "prod", "name": "p", "tail": "10 --kubeconfig=/tmp/x"}),
     ("get_logs", {"namespace": "prod", "name": "p", "tail": -1}),
     ("get_logs", {"namespace": "default", "name": "p", "previous": "--all-containers"}),
+    # Python's `$` matches before a final newline: whole-string matching must refuse these.
+    ("get_pods", {"namespace": "prod", "selector": "app=checkout\n"}),
+    ("describe_pod", {"namespace": "prod", "name": "checkout-1\n"}),
+    ("get_events", {"namespace": "prod", "name": "checkout-1\n"}),
+    ("get_logs", {"namespace": "prod", "name": "checkout-1", "container": "checkout\n"}),
+    ("get_logs", {"namespace": "prod\n", "name": "checkout-1"}),
+    # Look-alikes and hidden characters: Cyrillic o, fullwidth hyphen, NUL, zero-width space.
+    ("get_pods", {"namespace": "pr\u043ed"}),
+    ("describe_pod", {"namespace": "prod", "name": "checkout\uff0d1"}),
+    ("describe_pod", {"namespace": "prod", "name": "checkout-1\u0000"}),
+    ("get_pods", {"namespace": "prod", "selector": "app=\u200bcheckout"}),
+    ("get_pods", {"namespace": "prod", "selector": "app\u00a0in\u00a0(a)"}),
 ]
 
 

@@ -26,7 +26,7 @@ def test_descriptions_steer_the_model():
 
 @pytest.mark.parametrize("value", [
     "--kubeconfig=/tmp/x", "-A", "-n", "a;b", "../..", "prod\nkube-system", "Prod", "", "a b",
-    "x" * 64, "prod$(id)", "prod`id`", "*", "prod/", 7, None, ["prod"],
+    "x" * 64, "prod$(id)", "prod`id`", "*", "prod/", 7, None, ["prod"], "prod\n", "pr\u043ed", "prod\x00",
 ])
 def test_bad_namespace_refused(value):
     assert check_label("namespace", value)
@@ -34,7 +34,7 @@ def test_bad_namespace_refused(value):
 
 @pytest.mark.parametrize("value", [
     "-A", "--all-namespaces", "a;b", "../..", "..", "pod\nname", "a" * 254, "Pod", "pod_1", "pod/x",
-    ".pod", "pod.", "pod..x", "pod name",
+    ".pod", "pod.", "pod..x", "pod name", "pod\n", "pod\r\n", "p\u043ed", "pod\x00",
 ])
 def test_bad_pod_name_refused(value):
     assert check_subdomain("name", value)
@@ -56,6 +56,7 @@ def test_good_selector_accepted(value):
 @pytest.mark.parametrize("value", [
     "-A", "--all-namespaces", "app=x --kubeconfig=/tmp/x", "app=x;rm -rf /", "app=x\nb=c", "app=$(id)",
     "", "=x", "app=x,", "app in prod", "a" * 513, "app=x y", "app=-x", "app=x|y", "app=x&&y",
+    "app=x\n", "app in (a)\n", "app=\u0445", "app\u2028=x",
 ])
 def test_bad_selector_refused(value):
     assert check_selector("selector", value)
