@@ -6,7 +6,7 @@ NAMESPACES ?= prod
 SYMPTOM ?= pods in prod keep restarting
 LIVE_ARGS ?=
 
-.PHONY: test demo sim live bench eval eval-live clusters check-kubectl test-deps
+.PHONY: test demo demo-approve sim live bench eval eval-live clusters check-kubectl test-deps
 
 check-kubectl:
 	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
@@ -22,6 +22,13 @@ test: check-kubectl test-deps
 demo: check-kubectl
 	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-injection.json
+
+# The three write gates on the simulated cluster: the replay proposes a rollback, you answer the
+# approval prompt, and with --execute an approved rollback really changes the simulated cluster.
+demo-approve: check-kubectl
+	$(PYTHON) -m fixtures.run_on_sim crashloop "checkout pods in prod keep restarting" \
+		--namespaces prod --replay fixtures/replay/crashloop-undo.json \
+		--allow-action rollout_undo --execute
 
 # A live model against the simulated cluster: needs ANTHROPIC_API_KEY.
 live: check-kubectl

@@ -1,5 +1,6 @@
 """fixtures.run_on_sim (behind `make demo` and `make live`): simulator up, CLI run, exit code passed on."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "fixtures.run_on_sim", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, start_new_session=True)  # no terminal
 
 
 def test_demo_replay_lands_a_report_and_writes_nothing():
@@ -33,3 +34,16 @@ def test_unknown_cluster_is_a_usage_error():
     assert out.returncode == 2
     assert "cannot start the simulator" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_approval_demo_without_a_terminal_fails_closed():
+    """`make demo-approve` with no terminal to ask: all gates but approval hold, nothing runs."""
+    out = run("crashloop", "checkout pods in prod keep restarting", "--namespaces", "prod",
+              "--replay", "fixtures/replay/crashloop-undo.json",
+              "--allow-action", "rollout_undo", "--execute", "--json")
+    assert out.returncode == 0, out.stderr
+    outcome = json.loads(out.stdout)
+    [proposal] = outcome["proposals"]
+    assert proposal["decision"] == "denied"
+    assert proposal["gates"] == {"enabled": True, "approved": False, "executed": False}
+    assert "0 write(s) reached the simulated cluster" in out.stderr
