@@ -124,6 +124,21 @@ def test_unwritable_results_file_is_a_usage_error(tmp_path, capsys):
     assert "cannot write --results" in capsys.readouterr().err
 
 
+def test_results_file_that_cannot_be_written_is_refused_before_any_run(tmp_path):
+    proc = run_eval("--scenario", "healthy", "--results", str(tmp_path), timeout=30)
+    assert proc.returncode == 2 and "cannot write --results" in proc.stderr
+    assert "healthy run 1" not in proc.stderr and proc.stdout == ""
+
+
+def test_results_directory_is_created(tmp_path):
+    """`make eval-live` appends to fixtures/results/live.jsonl before that directory exists."""
+    results = tmp_path / "results" / "live.jsonl"
+    proc = run_eval("--scenario", "healthy", "--results", str(results))
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["scenario"] for line in results.read_text().splitlines()] == [
+        "healthy"]
+
+
 def test_a_cluster_file_the_simulator_refuses_fails_the_run_cleanly(tmp_path):
     cluster = tmp_path / "cluster.json"
     cluster.write_text("{}")

@@ -221,6 +221,12 @@ def main(argv=None, *, stdout=None, stderr=None):
         print(f"evaluate: no scenarios in {grade.SCENARIO_DIR} (the evaluator runs from a "
               "source checkout, where fixtures/ is)", file=stderr)
         return 2
+    try:  # before any run: a live evaluation is paid for, its lines must have somewhere to go
+        if args.results:
+            scorecard.prepare_results(args.results)
+    except OSError as exc:
+        print(f"evaluate: cannot write --results {args.results}: {exc}", file=stderr)
+        return 2
     results, interrupted = [], False
     previous = _interrupt_on_sigterm()
     try:

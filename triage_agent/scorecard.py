@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from triage_agent import grade
 
@@ -112,6 +113,13 @@ def git_commit():
         return None
     commit = proc.stdout.strip()
     return commit if proc.returncode == 0 and commit else None
+
+
+def prepare_results(path):
+    """Make sure --results FILE can be appended to, creating it and its directory; OSError if not."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8"):
+        pass
 
 
 def append_results(path, results, *, live, commit):
