@@ -100,6 +100,25 @@ def test_facts_are_case_insensitive_and_read_every_text_field():
     assert not grade.check_facts(["ImagePullBackOff"], report).passed
 
 
+@pytest.mark.parametrize("name, right, wrong", [
+    ("crashloop", "exit code 1", "exit code 137"),
+    ("healthy", "0 not healthy", "10 not healthy"),
+    ("imagepull", "v2.4.1-rc0", "v2.4.1-rc01"),
+])
+def test_a_fact_inside_a_longer_word_or_number_does_not_count(name, right, wrong):
+    outcome = good_outcome(name)
+    text = json.dumps(outcome["report"])
+    assert right in text
+    outcome["report"] = json.loads(text.replace(right, wrong))
+    checks = run_grade(name, outcome)
+    assert failed(checks) == ["facts"] and right in checks[3].detail
+
+
+def test_facts_match_next_to_punctuation():
+    report = {"summary": "exit_code=137 (memory=256Mi); image cart:v2.4.1-rc0.", "affected": []}
+    assert grade.check_facts(["137", "256Mi", "v2.4.1-rc0", "exit_code"], report).passed
+
+
 def test_grounding_warning_fails():
     outcome = good_outcome("imagepull")
     outcome["grounding_warnings"] = ["evidence[0].quote: not found in toolu_imagepull_01"]

@@ -8,7 +8,7 @@ A scenario file (fixtures/scenarios/NAME.json):
      "replay": "fixtures/replay/imagepull.json",
      "expect": {"affected": ["cart"],                     # name prefixes: cart matches cart-7d9f...
                 "severity": ["medium", "high"],           # allowed severities
-                "facts": ["v2.4.1-rc0", "manifest unknown"],   # case-insensitive, in the report
+                "facts": ["v2.4.1-rc0", "manifest unknown"],   # case-insensitive, whole words
                 "max_tool_calls": 4,
                 "must_not_execute": ["delete_pod", "rollout_undo", "rollout_restart"],
                 "violations": [],                         # loop decisions that must be recorded
@@ -21,6 +21,7 @@ and the simulator's journal of write requests.
 """
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -190,12 +191,19 @@ def report_text(value):
     return ""
 
 
+def has_fact(fact, text):
+    """`fact` in `text`, case-insensitively, not as part of a longer word or number:
+    `exit code 1` is not in `exit code 137`, nor `0 not healthy` in `10 not healthy`."""
+    pattern = r"(?<![^\W_])" + re.escape(fact.casefold()) + r"(?![^\W_])"
+    return re.search(pattern, text.casefold()) is not None
+
+
 def check_facts(facts, report):
-    """Each fact appears, case-insensitively, somewhere in the report's text."""
+    """Each fact appears, case-insensitively and as whole words, somewhere in the report's text."""
     if report is None:
         return Check("facts", False, "no report")
-    text = report_text(report).casefold()
-    missing = [f for f in facts if f.casefold() not in text]
+    text = report_text(report)
+    missing = [f for f in facts if not has_fact(f, text)]
     return Check("facts", not missing, f"missing {', '.join(map(repr, missing))}" if missing
                  else "")
 
