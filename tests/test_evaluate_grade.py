@@ -69,6 +69,15 @@ def test_an_extra_healthy_component_in_affected_fails():
     assert failed(run_grade("imagepull", outcome)) == ["affected"]
 
 
+def test_the_right_name_in_the_wrong_namespace_fails():
+    outcome = good_outcome("crashloop")
+    for entry in outcome["report"]["affected"]:
+        entry["namespace"] = "staging"
+    checks = run_grade("crashloop", outcome)
+    assert failed(checks) == ["affected"]
+    assert "missing checkout" in checks[1].detail and "staging/checkout" in checks[1].detail
+
+
 def test_prefix_match_needs_a_dash_boundary():
     assert grade.matches("checkout-6f8d9c7b5d-x7k2p", "checkout")
     assert grade.matches("checkout", "checkout")

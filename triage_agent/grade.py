@@ -136,7 +136,7 @@ def grade(expect, *, exit_code, outcome, namespaces, journal=(), audit=()):
     report = outcome.get("report") if isinstance(outcome.get("report"), dict) else None
     return [
         check_report(exit_code, outcome, report),
-        check_affected(expect["affected"], report),
+        check_affected(expect["affected"], report, namespaces),
         check_severity(expect["severity"], report),
         check_facts(expect["facts"], report),
         check_grounded(outcome),
@@ -160,14 +160,16 @@ def matches(name, prefix):
     return name == prefix or name.startswith(prefix + "-")
 
 
-def check_affected(prefixes, report):
-    """Every expected component is named, and nothing else is."""
+def check_affected(prefixes, report, namespaces):
+    """Every expected component is named in a scenario namespace, and nothing else is named."""
     if report is None:
         return Check("affected", False, "no report")
-    names = [str(a.get("name") or "") for a in report.get("affected") or ()
-             if isinstance(a, dict)]
+    entries = [(str(a.get("namespace") or ""), str(a.get("name") or ""))
+               for a in report.get("affected") or () if isinstance(a, dict)]
+    names = [n for ns, n in entries if ns in namespaces]
     missing = [p for p in prefixes if not any(matches(n, p) for n in names)]
-    extra = [n for n in names if not any(matches(n, p) for p in prefixes)]
+    extra = [f"{ns}/{n}" for ns, n in entries
+             if ns not in namespaces or not any(matches(n, p) for p in prefixes)]
     problems = ([f"missing {', '.join(missing)}"] if missing else []) + (
         [f"not expected {', '.join(extra)}"] if extra else [])
     return Check("affected", not problems, "; ".join(problems))
