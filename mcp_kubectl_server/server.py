@@ -44,6 +44,13 @@ class RpcError(Exception):
 
 def read_messages(stream, out_queue, cancelled_ids):
     """Reader thread: parse each line; record cancellations at once; _EOF at the end."""
+    try:
+        _read_lines(stream, out_queue, cancelled_ids)
+    finally:  # whatever happens here, the main thread must not wait forever
+        out_queue.put(_EOF)
+
+
+def _read_lines(stream, out_queue, cancelled_ids):
     while True:
         line = stream.readline(MAX_LINE_BYTES + 1)
         if not line:
@@ -60,13 +67,15 @@ def read_messages(stream, out_queue, cancelled_ids):
         except (UnicodeDecodeError, ValueError) as exc:
             out_queue.put(RpcError(PARSE_ERROR, f"parse error: {exc}"))
             continue
+        except RecursionError:  # valid JSON nested deeper than the parser's recursion limit
+            out_queue.put(RpcError(PARSE_ERROR, "parse error: JSON nested too deeply"))
+            continue
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params")
             # Bounded: a flood of cancellations for unknown ids must not grow memory without limit.
             if isinstance(params, dict) and _valid_id(params.get("requestId")) and len(cancelled_ids) < 1024:
                 cancelled_ids.add(_id_key(params["requestId"]))
         out_queue.put(message)
-    out_queue.put(_EOF)
 
 
 def _valid_id(value):

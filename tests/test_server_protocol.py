@@ -71,6 +71,10 @@ def test_ping_list_and_eof_exit_zero(server):
     (b"{\"jsonrpc\": \"2.0\", \"id\": {}, \"method\": \"ping\"}\n", -32600),
     (b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": 7}\n", -32600),
     (b"{\"jsonrpc\": \"2.0\", \"id\": 3}\n", -32600),
+    # Nested deeper than the parser's recursion limit (this killed the reader thread: a hang).
+    pytest.param(b"[" * 200_000 + b"\n", -32700, id="deep-unterminated"),
+    pytest.param(b"{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": \"ping\", \"params\": {\"a\": "
+                 + b"[" * 50_000 + b"]" * 50_000 + b"}}\n", -32700, id="deep-params"),
 ])
 def test_bad_lines_get_errors_and_server_survives(server, line, code):
     server.initialize()
@@ -107,6 +111,14 @@ def test_params_and_tool_errors(server):
     assert server.request("tools/call", {"name": "get_pods", "arguments": ["prod"]})["error"]["code"] == -32602
     server.send({"jsonrpc": "2.0", "id": "p", "method": "ping", "params": [1]})
     assert server.recv()["error"]["code"] == -32602
+
+
+def test_deep_but_parseable_arguments_are_an_error_result(server, kubectl):
+    server.initialize()
+    deep = {"namespace": "prod", "x": json.loads("[" * 900 + "]" * 900)}
+    text, is_error = server.call("get_pods", deep)
+    assert is_error and "'x': unknown argument" in text
+    assert kubectl.calls() == []
 
 
 def test_oversized_line_is_refused_and_server_survives(server):
