@@ -98,6 +98,17 @@ def test_wrong_severity_fails():
     assert "'low'" in checks[2].detail
 
 
+@pytest.mark.parametrize("name, understated", [
+    ("crashloop", "medium"), ("oomkilled", "medium"), ("readiness", "medium"),
+    ("imagepull", "low"), ("pending", "low"), ("healthy", "low"),
+])
+def test_an_understated_severity_fails(name, understated):
+    """A prod service with no working pod is high or critical; a healthy cluster is none."""
+    outcome = good_outcome(name)
+    outcome["report"]["severity"] = understated
+    assert failed(run_grade(name, outcome)) == ["severity"]
+
+
 def test_missing_fact_fails():
     outcome = good_outcome("imagepull")
     text = json.dumps(outcome["report"]).replace("v2.4.1-rc0", "v2.4.1")
