@@ -86,6 +86,7 @@ def test_json_failure_before_the_run_is_still_one_object(tmp_path):
 
 def test_a_missing_report_schema_is_a_configuration_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report, "SCHEMA_PATH", tmp_path / "gone.json")
+    monkeypatch.setattr(report, "INSTALLED_SCHEMA_PATH", tmp_path / "gone.json", raising=False)
     report.load_report_schema.cache_clear()
     try:
         code = cli.main(cli_args(tmp_path, message(("echo", {})),
