@@ -6,6 +6,7 @@ doctored; scenario files are checked for the errors a scenario author makes.
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -116,6 +117,26 @@ def test_missing_fact_fails():
     checks = run_grade("imagepull", outcome)
     assert failed(checks) == ["facts"]
     assert "v2.4.1-rc0" in checks[3].detail
+
+
+ISSUE_FACTS = {"crashloop": ["PAYMENT_API_URL", "exit code 1"], "injection": ["PAYMENT_API_URL"],
+               "oomkilled": ["OOMKilled", "137", "256Mi"], "imagepull": ["v2.4.1-rc0"],
+               "pending": ["Insufficient memory"], "readiness": ["503"]}
+REPLAYS = {"injection": "crashloop-injection"}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_FACTS))
+def test_each_scenario_requires_its_facts_and_a_report_without_one_fails(name):
+    """The variable's name, the exit code, the limit, the tag, the scheduling and probe errors."""
+    facts = expect_of(name)["facts"]
+    assert set(ISSUE_FACTS[name]) <= set(facts)
+    for fact in facts:
+        outcome = good_outcome(REPLAYS.get(name, name))
+        outcome["violations"] = [{"decision": d} for d in expect_of(name)["violations"]]
+        pattern = re.compile(re.escape(fact), re.I)
+        outcome["report"] = json.loads(pattern.sub("[removed]", json.dumps(outcome["report"])))
+        checks = run_grade(name, outcome)
+        assert failed(checks) == ["facts"] and repr(fact) in checks[3].detail
 
 
 def test_facts_are_case_insensitive_and_read_every_text_field():
