@@ -17,13 +17,17 @@ import functools
 import json
 import re
 import shlex
+import sys
 import textwrap
 from pathlib import Path
 
 from triage_agent.actions import KINDS, build_argv, printable
 from triage_agent.schema import validate
 
+# In a checkout the schema sits in outputs/; `pip install .` puts that same file under
+# {prefix}/share/triage-agent/ (pyproject's data-files), since it lives outside the package.
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "outputs" / "report.schema.json"
+INSTALLED_SCHEMA_PATH = Path(sys.prefix) / "share" / "triage-agent" / "report.schema.json"
 WIDTH = 100
 
 WRITE_REPORT_DESCRIPTION = (
@@ -49,7 +53,9 @@ class ReportSchemaError(Exception):
 @functools.lru_cache(maxsize=None)
 def load_report_schema(path=None) -> dict:
     """The report JSON Schema (cached; treat it as read-only)."""
-    path = Path(path) if path else SCHEMA_PATH
+    if path is None:
+        path = SCHEMA_PATH if SCHEMA_PATH.exists() else INSTALLED_SCHEMA_PATH
+    path = Path(path)
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
