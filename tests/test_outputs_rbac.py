@@ -15,7 +15,8 @@ from tests.test_outputs_yaml import parse_yaml_documents
 RBAC = Path(__file__).resolve().parent.parent / "outputs" / "rbac-readonly.yaml"
 
 # What the four tools read, and so what the role must grant and may grant: (apiGroup, resource).
-NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("", "events", "list")}
+NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("", "events", "list"),
+          ("events.k8s.io", "events", "list")}
 MAY_READ = {"": {"pods", "pods/log", "events", "services", "namespaces", "nodes"},
             "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
@@ -110,6 +111,8 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("  - kind: ServiceAccount\n    name: triage-agent\n",
      "  - kind: Group\n    name: system:authenticated\n", "binds Group"),
     ("resources: [pods/log]", "resources: [logs]", "missing grant: get pods/log"),
+    ("apiGroups: [events.k8s.io]", "apiGroups: [apps]", "missing grant: list events (group "
+     "'events.k8s.io')"),
     ("kind: Namespace", "kind: Pod", "unexpected document kind 'Pod'"),
 ])
 def test_rbac_check_fails(old, new, message):
