@@ -13,25 +13,27 @@ MASK = "[REDACTED]"
 
 # Words that make a key's value secret (DB_PASSWORD, client_secret, GITHUB_TOKEN, apiKey, ...).
 _SECRET_WORD = r"(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
-_KEY = r"[A-Za-z0-9_.\-]*" + _SECRET_WORD + r"[A-Za-z0-9_.\-]*"
+_SECRET_KEY = re.compile(_SECRET_WORD, re.IGNORECASE)
+# A key and the `=`, `:`, `": ` or (after a `--flag`) the spaces after it. The key is matched
+# atomically (lookahead plus backreference) and only where a run of key characters begins, so log
+# text an attacker controls ("a-a-a-...", "passwordpassword...") costs linear time, never
+# quadratic backtracking.
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.\-])(?=([A-Za-z0-9_.\-]+))\1([\"']?\s*(?:=|:(?!//))\s*|[ \t]+)")
+_QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "\"'"}
+_BARE = re.compile(r"[^\s\"',;&)}\]]+")
 
-_PATTERNS = [
-    # Private key blocks, also a block cut off before its END line.
-    (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)",
-                re.DOTALL), MASK),
-    # "password": "value" (JSON, also with escaped quotes inside the value).
-    (re.compile(r'("' + _KEY + r'"\s*:\s*)"(?:[^"\\]|\\.)*"', re.IGNORECASE), r'\1"' + MASK + '"'),
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)",
+                          re.DOTALL)  # also a block cut off before its END line
+_HEADERS = [
     # Authorization headers: "Authorization: Bearer x", "authorization=Basic x".
     (re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;]+",
                 re.IGNORECASE), r"\1" + MASK),
     (re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
-    # key=value and key: value (env dumps, log lines, YAML); quoted values keep their quotes.
-    (re.compile(r"(\b" + _KEY + r"[\"']?\s*(?:=|:(?!//))\s*)([\"'])(?:(?!\2).)*\2", re.IGNORECASE),
-     r"\1\2" + MASK + r"\2"),
-    (re.compile(r"(\b" + _KEY + r"[\"']?\s*(?:=|:(?!//))\s*)(?!\[REDACTED\])[^\s\"',;&)}\]]+",
-                re.IGNORECASE), r"\1" + MASK),
-    # scheme://user:password@host
-    (re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)", re.IGNORECASE), r"\1" + MASK + r"\2"),
+]
+_TOKENS = [
+    # scheme://user:password@host (starts only where a scheme can begin: linear time).
+    (re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)", re.IGNORECASE),
+     r"\1" + MASK + r"\2"),
     # JWTs: base64url header.payload.signature, header always starts with '{"' -> eyJ.
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}"), MASK),
     # AWS access key ids, GitHub/Slack/OpenAI-style tokens.
@@ -42,8 +44,41 @@ _PATTERNS = [
 ]
 
 
+def _masked_value(text, start):
+    """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
+    quote = text[start:start + 1]
+    if quote in _QUOTED:  # a quoted value keeps its quotes; an unterminated one ends at the line end
+        end = _QUOTED[quote].match(text, start).end()
+        closed = end - start > 1 and text[end - 1] == quote
+        return end, quote + MASK + (quote if closed else "")
+    if text.startswith(MASK, start):
+        return None
+    bare = _BARE.match(text, start)
+    return (bare.end(), MASK) if bare else None
+
+
+def redact_assignments(text):
+    """Values of secret-named keys: key=value, key: value, "key": "value", --key value."""
+    out, pos = [], 0
+    for match in _ASSIGNMENT.finditer(text):
+        key, spaces_only = match.group(1), not match.group(2).strip()
+        if match.start() < pos or not _SECRET_KEY.search(key):
+            continue
+        if spaces_only and (not key.startswith("-") or text.startswith("-", match.end())):
+            continue  # `--password VALUE` is a flag and its value; `password expired` is prose
+        masked = _masked_value(text, match.end())
+        if masked:
+            out += [text[pos:match.end()], masked[1]]
+            pos = masked[0]
+    return "".join(out) + text[pos:]
+
+
 def redact(text):
     """Return `text` with every credential-shaped value replaced by [REDACTED]."""
-    for pattern, replacement in _PATTERNS:
+    text = _PRIVATE_KEY.sub(MASK, text)
+    for pattern, replacement in _HEADERS:  # before assignments: `token: Bearer x` hides x, too
+        text = pattern.sub(replacement, text)
+    text = redact_assignments(text)
+    for pattern, replacement in _TOKENS:
         text = pattern.sub(replacement, text)
     return text

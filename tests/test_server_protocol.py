@@ -208,6 +208,18 @@ def test_logs_are_redacted_and_framed(server):
     assert lines[-1] == "--- end log lines ---"
 
 
+@pytest.mark.parametrize("text", ["a-" * 16_000, "a." * 16_000, '"' + "a-" * 16_000, "password" * 4_000,
+                                  "a+" * 16_000], ids=["dashes", "dots", "quoted", "passwords", "schemes"])
+def test_hostile_log_text_cannot_stall_the_redactor(tmp_path, text):
+    # These 32 KB lines took minutes with backtracking key patterns, blocking every later request.
+    hostile = recording_kubectl(tmp_path, [{"match": "logs", "stdout": text + "\nDB_PASSWORD=hunter2-prod\n"}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hostile.path, "--quiet")
+    server.initialize()
+    logs, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1"}, timeout=30)
+    assert not is_error and "DB_PASSWORD=[REDACTED]" in logs and "hunter2" not in logs
+    assert server.close() == 0
+
+
 def test_audit_line_per_call_and_quiet(kubectl):
     loud = ServerProcess("--allow-namespaces", "prod", "--kubectl", kubectl.path)
     loud.initialize()

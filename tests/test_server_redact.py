@@ -23,6 +23,13 @@ SECRETS = [
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA7"),
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B (cut off)", "MIIEvQIBADANBgkqhkiG9w0B"),
     ("slack xoxb-123456789012-abcdefghij", "xoxb-123456789012-abcdefghij"),
+    ('password="hunter2-cut-off', "hunter2-cut-off"),
+    ("user=app,DB_PASSWORD=hunter2-prod", "hunter2-prod"),
+    ('{"password": "a\\"quoted\\"-secret", "n": 1}', "quoted"),
+    ("token: Bearer abcdefgh12345678", "abcdefgh12345678"),
+    ("args: app --db-password hunter2-prod --port 8080", "hunter2-prod"),
+    ("run with --api-key 'k 123456'", "k 123456"),
+    ("{'client_secret': 'abc def'}", "abc def"),
 ]
 
 
@@ -41,6 +48,9 @@ def test_secret_is_redacted(text, secret):
     "2026-11-03T10:12:00Z Warning BackOff Pod/checkout-x count=3: Back-off restarting failed container",
     "0/3 nodes are available: 3 Insufficient memory.",
     "image=registry.example.com/shop/cart:v2.4.1-rc0",
+    "the password expired for user bob",
+    "flags --token-file --verbose",
+    "command \"app --port 8080 --log-level debug\"",
 ])
 def test_ordinary_text_is_kept(text):
     assert redact(text) == text
