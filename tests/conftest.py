@@ -6,6 +6,10 @@
 
 Every simulator started through the factory is stopped at teardown. The kubeconfig context is
 `kube-sim`; sim.journal_entries() lists the writes kubectl made.
+
+kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
+whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
+so a test run leaves nothing under ~/.kube/cache.
 """
 
 import contextlib
@@ -13,6 +17,14 @@ import contextlib
 import pytest
 
 from fixtures.kube_sim import start_sim
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kubectl_cache_in_temp_dir(tmp_path_factory):
+    """KUBECACHEDIR -> a session temp dir for every kubectl the tests start, directly or not."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
+        yield
 
 
 @pytest.fixture

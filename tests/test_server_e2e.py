@@ -5,6 +5,9 @@ pass-through wrapper) to show only `get`/`logs` with fixed flag shapes ever run;
 journal stays empty (nothing was written); secrets never come out; the large namespace stays bounded.
 """
 
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.test_server_support import ServerProcess, passthrough_kubectl
@@ -139,3 +142,13 @@ def test_missing_pod_is_kubectls_own_message(serve):
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "nope-1"})
     assert is_error
     assert text == 'kubectl failed (exit 1): Error from server (NotFound): pods "nope-1" not found'
+
+
+def test_kubectl_cache_follows_kubecachedir_through_the_server(serve):
+    # conftest points KUBECACHEDIR at a temp dir; the server must hand it on to kubectl.
+    server, sim, _ = serve("healthy")
+    ok(server, "get_pods", {"namespace": "prod"})
+    server.close()
+    entry = "127.0.0.1_" + sim.url.rsplit(":", 1)[1]
+    assert (Path(os.environ["KUBECACHEDIR"]) / "discovery" / entry).is_dir()
+    assert not (Path.home() / ".kube" / "cache" / "discovery" / entry).exists()
