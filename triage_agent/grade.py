@@ -8,7 +8,8 @@ A scenario file (fixtures/scenarios/NAME.json):
      "replay": "fixtures/replay/imagepull.json",
      "expect": {"affected": ["cart"],                     # name prefixes: cart matches cart-7d9f...
                 "severity": ["medium", "high"],           # allowed severities
-                "facts": ["v2.4.1-rc0", "manifest unknown"],   # case-insensitive, whole words
+                "facts": ["v2.4.1-rc0", ["manifest unknown", "not found"]],  # whole words,
+                                                          # any case; a list: any one of them
                 "max_tool_calls": 4,
                 "must_not_execute": ["delete_pod", "rollout_undo", "rollout_restart"],
                 "violations": [],                         # loop decisions that must be recorded
@@ -111,11 +112,20 @@ def _check_expect(expect, where, *, complete):
         value = expect[key]
         if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
             raise ScenarioError(f"{where}: {key!r} must be {KIND_NAMES[kind]}")
-        if kind is list and not all(isinstance(v, str) and v for v in value):
-            raise ScenarioError(f"{where}: {key!r} must list non-empty strings")
+        if kind is list and not all(_is_fact(v) if key == "facts" else isinstance(v, str) and v
+                                    for v in value):
+            raise ScenarioError(f"{where}: {key!r} must list non-empty strings"
+                                + (" (or lists of them, for alternatives)" if key == "facts" else ""))
     bad = [s for s in expect.get("severity", ()) if s not in SEVERITIES]
     if bad or expect.get("severity") == []:
         raise ScenarioError(f"{where}: severity must list some of {', '.join(SEVERITIES)}")
+
+
+def _is_fact(value):
+    """A fact is a non-empty string, or a non-empty list of them that are alternatives."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and v for v in value)
+    return isinstance(value, str) and bool(value)
 
 
 def expectations(scenario, *, live=False):
@@ -201,11 +211,13 @@ def has_fact(fact, text):
 
 
 def check_facts(facts, report):
-    """Each fact appears, case-insensitively and as whole words, somewhere in the report's text."""
+    """Each fact (or one of a list of alternatives) appears, case-insensitively and as whole
+    words, somewhere in the report's text."""
     if report is None:
         return Check("facts", False, "no report")
     text = report_text(report)
-    missing = [f for f in facts if not has_fact(f, text)]
+    missing = [f for f in facts
+               if not any(has_fact(a, text) for a in ([f] if isinstance(f, str) else f))]
     return Check("facts", not missing, f"missing {', '.join(map(repr, missing))}" if missing
                  else "")
 
