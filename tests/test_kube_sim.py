@@ -247,6 +247,24 @@ def test_missing_pod_and_namespace_are_not_found(crash):
         "No resources found in no-such-ns namespace."
 
 
+def test_forbidden_resources_answer_403_like_rbac(kube_sim, tmp_path):
+    cluster = tmp_path / "forbidden.json"
+    cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "crashloop", "forbidden": [
+        {"resource": "events", "namespace": "prod"}, {"resource": "pods/log"}, {"resource": "deployments"}]}))
+    sim = kube_sim(str(cluster))
+    events = kubectl(sim, "get", "events", "-n", "prod")
+    assert events.returncode == 1 and events.stderr.strip() == (
+        'Error from server (Forbidden): events is forbidden: User "system:anonymous" cannot list resource'
+        ' "events" in API group "" in the namespace "prod"')
+    assert kubectl(sim, "get", "events", "-n", "default").returncode == 0  # only prod's are forbidden
+    logs = kubectl(sim, "logs", POD, "-n", "prod")
+    assert logs.returncode == 1 and f'pods "{POD}" is forbidden' in logs.stderr and '"pods/log"' in logs.stderr
+    assert POD in ok(sim, "get", "pods", "-n", "prod")
+    restart = kubectl(sim, "rollout", "restart", "deployment/checkout", "-n", "prod")
+    assert restart.returncode == 1 and 'deployments.apps "checkout" is forbidden' in restart.stderr
+    assert sim.journal_entries() == []
+
+
 def test_unsupported_verb_is_405_and_journaled(kube_sim, tmp_path):
     sim = kube_sim("crashloop")
     manifest = tmp_path / "pod.json"
@@ -351,6 +369,8 @@ def test_committed_cluster_files_match_the_scenario_code(name):
      "supported kind"),
     ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "generate": {"replicas": 0}}',
      "bad generate block"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "forbidden": ["events"]}',
+     "forbidden must be a list"),
 ])
 def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
     path = tmp_path / "c.json"

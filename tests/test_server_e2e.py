@@ -5,6 +5,8 @@ pass-through wrapper) to show only `get`/`logs` with fixed flag shapes ever run;
 journal stays empty (nothing was written); secrets never come out; the large namespace stays bounded.
 """
 
+import copy
+import json
 import os
 from pathlib import Path
 
@@ -152,3 +154,74 @@ def test_kubectl_cache_follows_kubecachedir_through_the_server(serve):
     entry = "127.0.0.1_" + sim.url.rsplit(":", 1)[1]
     assert (Path(os.environ["KUBECACHEDIR"]) / "discovery" / entry).is_dir()
     assert not (Path.home() / ".kube" / "cache" / "discovery" / entry).exists()
+
+
+def cluster_file(tmp_path, *, objects=(), forbidden=()):
+    """A cluster file based on crashloop with extra objects and forbidden resources."""
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"kind": "SimulatedCluster", "base": "crashloop", "objects": list(objects),
+                                "forbidden": list(forbidden)}))
+    return str(path)
+
+
+def test_forbidden_is_a_one_line_error_naming_kubectls_message(serve, tmp_path):
+    cluster = cluster_file(tmp_path, forbidden=[{"resource": "events", "namespace": "prod"},
+                                                {"resource": "pods/log"}])
+    server, _, _ = serve(cluster)
+    text, is_error = server.call("get_events", {"namespace": "prod"})
+    assert is_error and text == (
+        'kubectl was refused (Forbidden): Error from server (Forbidden): events is forbidden: User '
+        '"system:anonymous" cannot list resource "events" in API group "" in the namespace "prod". '
+        "These credentials cannot read that; do not retry it")
+    text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p",
+                                              "previous": True})
+    assert is_error and text.startswith("kubectl was refused (Forbidden): ") and "\n" not in text
+    described = ok(server, "describe_pod", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p"})
+    assert "Warning EventsUnavailable Pod/checkout-6f8d9c7b5d-x7k2p count=1: kubectl was refused" in described
+    assert "container checkout last_state=terminated reason=Error exit_code=1" in described
+
+
+LEAKS = ["hunter2-cmd", "tok-arg-123456", "json-secret-1", "MIIEsecretkeybody", "AKIAIOSFODNN7EXAMPLE",
+         "bearer-secret-abcdefgh", "yaml-secret-2", "eyJhbGciOiJIUzI1NiJ9", "pa55word"]
+
+
+def leaky_objects():
+    """A pod and events that carry every secret shape in the fields the digests show."""
+    crash = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "clusters" / "crashloop.json")
+                       .read_text())
+    pod = copy.deepcopy(next(o for o in crash["objects"] if o["kind"] == "Pod"
+                             and o["metadata"]["name"] == "checkout-6f8d9c7b5d-x7k2p"))
+    pod["metadata"].update(name="leaky-1", ownerReferences=[])
+    pod["spec"]["containers"][0].update(command=["/app", "--db-password", "hunter2-cmd"],
+                                        args=["--api-token=tok-arg-123456",
+                                              "--db=postgres://app:pa55word@db.prod:5432/orders"])
+    status = pod["status"]["containerStatuses"][0]
+    status["state"] = {"waiting": {"reason": "CreateContainerConfigError",
+                                   "message": 'bad config {"password": "json-secret-1"}'}}
+    status["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "message":
+                                          "-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretkeybody\n"
+                                          "-----END RSA PRIVATE KEY-----"}}
+    pod["status"]["conditions"][2]["message"] = "aws AKIAIOSFODNN7EXAMPLE refused"
+    messages = ["pull with Authorization: Bearer bearer-secret-abcdefgh failed",
+                "client_secret: yaml-secret-2",
+                "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlMTIz expired"]
+    events = [{"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": f"Leak{i}", "message": message,
+               "metadata": {"name": f"leaky-1.{i}", "namespace": "prod", "creationTimestamp": f"2026-11-29T11:5{i}:00Z"},
+               "involvedObject": {"kind": "Pod", "namespace": "prod", "name": "leaky-1"}, "count": 1}
+              for i, message in enumerate(messages)]
+    return [pod, *events]
+
+
+def test_secrets_in_describe_events_and_pod_lines_are_redacted(serve, tmp_path):
+    server, _, _ = serve(cluster_file(tmp_path, objects=leaky_objects()))
+    outputs = [ok(server, "describe_pod", {"namespace": "prod", "name": "leaky-1"}),
+               ok(server, "get_events", {"namespace": "prod", "name": "leaky-1"}),
+               ok(server, "get_events", {"namespace": "prod"}),
+               ok(server, "get_pods", {"namespace": "prod"})]
+    for text in outputs:
+        for secret in LEAKS:
+            assert secret not in text, (secret, text)
+    described, events = outputs[0], outputs[1]
+    assert 'command "/app --db-password [REDACTED] --api-token=[REDACTED]' in described
+    assert described.count("[REDACTED]") >= 6 and events.count("[REDACTED]") == 3
+    assert "Warning Leak1 Pod/leaky-1 count=1: client_secret: [REDACTED]" in events
