@@ -18,8 +18,8 @@ import pytest
 from triage_agent import grade
 
 # SIGINT back to its default first: a shell that starts pytest in the background ignores it.
-LAUNCH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-          "os.execv(sys.executable, [sys.executable, '-m', 'triage_agent.evaluate', *sys.argv[1:]])")
+LAUNCH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv("
+          "sys.executable, [sys.executable, '-m', 'triage_agent.evaluate', *sys.argv[1:]])")
 
 
 def processes_under(marker):

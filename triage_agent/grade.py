@@ -114,8 +114,8 @@ def _check_expect(expect, where, *, complete):
             raise ScenarioError(f"{where}: {key!r} must be {KIND_NAMES[kind]}")
         if kind is list and not all(_is_fact(v) if key == "facts" else isinstance(v, str) and v
                                     for v in value):
-            raise ScenarioError(f"{where}: {key!r} must list non-empty strings"
-                                + (" (or lists of them, for alternatives)" if key == "facts" else ""))
+            also = " (or lists of them, for alternatives)" if key == "facts" else ""
+            raise ScenarioError(f"{where}: {key!r} must list non-empty strings{also}")
     bad = [s for s in expect.get("severity", ()) if s not in SEVERITIES]
     if bad or expect.get("severity") == []:
         raise ScenarioError(f"{where}: severity must list some of {', '.join(SEVERITIES)}")

@@ -116,7 +116,7 @@ def git_commit():
 
 
 def prepare_results(path):
-    """Make sure --results FILE can be appended to, creating it and its directory; OSError if not."""
+    """Make sure --results FILE can be appended to, creating it and its folder; OSError if not."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8"):
         pass
