@@ -104,6 +104,67 @@ def test_notifications_and_responses_get_no_reply(server):
     assert server.next_reply_is_for("after-notifications")
 
 
+@pytest.mark.parametrize("request_id", [0, -1, 2**53 + 1, 10**30, "", "abc", "\u00fc\u2028x", "1"])
+def test_string_and_integer_ids_are_echoed_with_their_type(server, request_id):
+    server.initialize()
+    for method, params in (("ping", {}), ("tools/call", {"name": "get_pods", "arguments": {"namespace": "prod"}})):
+        server.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        reply = server.recv()
+        assert reply["id"] == request_id and type(reply["id"]) is type(request_id) and "result" in reply
+
+
+@pytest.mark.parametrize("request_id", [True, False, None, 1.5, 1.0, [], [1], {}, {"a": 1}])
+def test_ids_of_other_json_types_are_invalid_requests(server, request_id):
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+    reply = server.recv()
+    assert reply["error"]["code"] == -32600 and reply["id"] is None
+    assert server.request("ping")["result"] == {}
+
+
+def test_many_requests_written_at_once_each_get_one_reply(server, kubectl):
+    server.initialize()
+    sent = {}
+    lines = []
+    for n in range(60):
+        request_id = n if n % 2 else f"r{n}"
+        method, params = [("ping", {}), ("tools/list", {}),
+                          ("tools/call", {"name": "get_pods", "arguments": {"namespace": "prod"}})][n % 3]
+        sent[json.dumps(request_id)] = method
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+    server.send_raw("\n".join(lines) + "\n")
+    replies = [server.recv() for _ in sent]
+    assert sorted(json.dumps(r["id"]) for r in replies) == sorted(sent)
+    assert all("result" in r for r in replies)
+    assert server.next_reply_is_for("after-burst")
+    assert len(kubectl.calls()) == 20
+
+
+def test_stdin_closed_mid_request_and_mid_line(tmp_path):
+    slow = recording_kubectl(tmp_path, [{"match": "get", "sleep": 1, "stdout": POD_LIST}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", slow.path, "--quiet")
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": "running", "method": "tools/call",
+                 "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
+    server.send_raw(b'{"jsonrpc": "2.0", "id": "cut", "method": "pi')  # no newline: the client died here
+    assert server.close(timeout=30) == 0
+    assert server.recv()["id"] == "running"  # the call in flight still gets its answer ...
+    assert server.recv()["error"]["code"] == -32700  # ... and the cut line a parse error
+
+
+def test_cancelling_a_queued_call_and_a_running_one(tmp_path):
+    hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120, "stdout": POD_LIST}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "300", "--quiet")
+    server.initialize()
+    for request_id in ("running", "queued"):
+        server.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                     "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
+    for request_id in ("queued", "running"):
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}})
+    assert server.next_reply_is_for("after-cancels")
+    assert server.close() == 0
+
+
 def test_params_and_tool_errors(server):
     server.initialize()
     assert server.request("tools/call", {"name": "delete_pod", "arguments": {}})["error"]["code"] == -32602
