@@ -313,6 +313,19 @@ def test_missing_kubectl_and_hanging_kubectl(tmp_path):
     assert slow.close() == 0
 
 
+def test_kubectl_printing_without_end_is_stopped_at_the_cap(tmp_path):
+    endless = tmp_path / "kubectl-endless"
+    endless.write_text(f"#!{sys.executable}\nimport sys\nchunk = b'x' * 1048576\n"
+                       "while True:\n    sys.stdout.buffer.write(chunk)\n    sys.stderr.write('noise ' * 1000)\n")
+    endless.chmod(0o755)
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", str(endless), "--timeout", "60", "--quiet")
+    server.initialize()
+    # logs stop at their own small cap; the follow-up `get pod` (why no logs?) at the 64 MiB one.
+    text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1"}, timeout=60)
+    assert is_error and text.startswith("kubectl output passed the 98304 byte cap and was stopped")
+    assert server.close() == 0
+
+
 def test_cancelled_call_gets_no_reply_and_kubectl_is_stopped(tmp_path):
     hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120, "stdout": POD_LIST}])
     server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "300", "--quiet")
