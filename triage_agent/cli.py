@@ -3,7 +3,10 @@
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
 
 Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
-4 model API or MCP server failure, 130 interrupted. Once start-up is done every exit still
+4 model API or MCP server failure, 128 + N when signal N stopped the run: 130 for ^C (SIGINT),
+143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three stop a run the same way
+(terminal.py): stop "interrupted", the MCP server is shut down, and the exit code says which
+signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
 prints the outcome, audit and cost gathered so far. With --json the outcome is one JSON object on
 stdout and everything meant for people goes to stderr; a failure before the run (once the options
 parse) is an outcome too, with stop usage_error, mcp_error or interrupted and no steps.
@@ -17,7 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from triage_agent import actions
+from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
@@ -179,7 +182,7 @@ def print_outcome(outcome, args, stderr):
     print(records.cost_line(outcome.model, usage), file=stderr)
 
 
-def run(args, stderr):
+def run(args, stderr, signals):
     """Everything after argument parsing; returns the exit code."""
     # imported here, not at the top, so that --help and usage errors start fast
     from triage_agent import loop, records
@@ -196,23 +199,39 @@ def run(args, stderr):
     except OSError as exc:
         raise UsageError(f"cannot open a record file: {exc}") from None
     try:
-        return triage(args, policy, model, model_name, recorder, stderr)
+        return triage(args, policy, model, model_name, recorder, stderr, signals)
     finally:
         recorder.close()
 
 
-def triage(args, policy, model, model_name, recorder, stderr):
-    """Start the tools, run the loop, print the outcome."""
-    from triage_agent import loop, prompts
+def triage(args, policy, model, model_name, recorder, stderr, signals):
+    """Start the tools, run the loop, shut the server down, print the outcome."""
+    from triage_agent import prompts
     from triage_agent.mcp_client import McpError
     from triage_agent.report import ReportSchemaError
     try:
         tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
     except McpError as exc:
+        signals.disarm()
         print_failure(args, "mcp_error", f"the MCP server did not start: {exc}", stderr)
         return 4
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
+    try:
+        outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
+    finally:
+        signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
+        tools.close()
+    outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    if args.record:
+        save_recording(args, model, model_name, stderr)
+    print_outcome(outcome, args, stderr)
+    return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+
+
+def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
+    """Wire the gate and the settings and run the loop; returns its Outcome."""
+    from triage_agent import loop
     if toolset.not_offered:
         print("triage-agent: not offered to the model (not annotated read-only): "
               + ", ".join(toolset.not_offered), file=stderr)
@@ -222,18 +241,9 @@ def triage(args, policy, model, model_name, recorder, stderr):
                               kubeconfig=args.kubeconfig and os.path.abspath(args.kubeconfig))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
-    try:
-        outcome = loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
-                                  settings=settings, toolset=toolset, gate=gate,
-                                  recorder=recorder, progress=lambda line: print(line,
-                                                                                 file=stderr))
-    finally:
-        tools.close()
-    outcome.trace, outcome.audit_log = args.trace, args.audit_log
-    if args.record:
-        save_recording(args, model, model_name, stderr)
-    print_outcome(outcome, args, stderr)
-    return outcome.exit_code
+    return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
+                           settings=settings, toolset=toolset, gate=gate, recorder=recorder,
+                           progress=lambda line: print(line, file=stderr))
 
 
 def save_recording(args, model, model_name, stderr):
@@ -254,11 +264,14 @@ def main(argv=None):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    try:
-        return run(args, stderr)
-    except UsageError as exc:
-        print_failure(args, "usage_error", str(exc), stderr)
-        return 2
-    except KeyboardInterrupt:
-        print_failure(args, "interrupted", "interrupted by the operator", stderr)
-        return 130
+    with terminal.StopSignals() as signals:
+        try:
+            return run(args, stderr, signals)
+        except UsageError as exc:
+            signals.disarm()
+            print_failure(args, "usage_error", str(exc), stderr)
+            return 2
+        except KeyboardInterrupt as exc:  # during start-up: the loop handles it once running
+            signals.disarm()
+            print_failure(args, "interrupted", terminal.reason(exc), stderr)
+            return signals.exit_code()

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from triage_agent import policy as rules
-from triage_agent import prompts, records, report
+from triage_agent import prompts, records, report, terminal
 from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
 
@@ -383,7 +383,7 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
         run.run()
     except RunEnded as ended:
         run.outcome.stop, run.outcome.error = ended.stop, ended.error
-    except KeyboardInterrupt:
-        run.outcome.stop, run.outcome.error = "interrupted", "interrupted by the operator"
+    except KeyboardInterrupt as exc:  # ^C, or SIGTERM / SIGHUP through terminal.StopSignals
+        run.outcome.stop, run.outcome.error = "interrupted", terminal.reason(exc)
     run.outcome.tool_calls = run.ledger.tool_calls
     return run.outcome
