@@ -42,15 +42,43 @@ class RpcError(Exception):
         self.code = code
 
 
-def read_messages(stream, out_queue, cancelled_ids):
+class Cancellations:
+    """Ids of requests read but not yet answered, and which of them the client cancelled.
+
+    Only a request still open can be cancelled, so a late cancellation (the reply already went
+    out) or one for an id never sent leaves nothing behind."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open, self._cancelled = set(), set()
+
+    def opened(self, request_id):
+        with self._lock:
+            self._open.add(_id_key(request_id))
+
+    def cancel(self, request_id):
+        with self._lock:
+            if _id_key(request_id) in self._open:
+                self._cancelled.add(_id_key(request_id))
+
+    def closed(self, request_id):
+        with self._lock:
+            self._open.discard(_id_key(request_id))
+            self._cancelled.discard(_id_key(request_id))
+
+    def is_cancelled(self, request_id):
+        return _id_key(request_id) in self._cancelled
+
+
+def read_messages(stream, out_queue, cancellations):
     """Reader thread: parse each line; record cancellations at once; _EOF at the end."""
     try:
-        _read_lines(stream, out_queue, cancelled_ids)
+        _read_lines(stream, out_queue, cancellations)
     finally:  # whatever happens here, the main thread must not wait forever
         out_queue.put(_EOF)
 
 
-def _read_lines(stream, out_queue, cancelled_ids):
+def _read_lines(stream, out_queue, cancellations):
     while True:
         line = stream.readline(MAX_LINE_BYTES + 1)
         if not line:
@@ -72,9 +100,10 @@ def _read_lines(stream, out_queue, cancelled_ids):
             continue
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params")
-            # Bounded: a flood of cancellations for unknown ids must not grow memory without limit.
-            if isinstance(params, dict) and _valid_id(params.get("requestId")) and len(cancelled_ids) < 1024:
-                cancelled_ids.add(_id_key(params["requestId"]))
+            if isinstance(params, dict) and _valid_id(params.get("requestId")):
+                cancellations.cancel(params["requestId"])
+        elif isinstance(message, dict) and "method" in message and _valid_id(message.get("id")):
+            cancellations.opened(message["id"])
         out_queue.put(message)
 
 
@@ -94,14 +123,14 @@ class Server:
         self.allowed = tuple(allowed_namespaces)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.quiet = quiet
-        self.cancelled_ids = set()
+        self.cancellations = Cancellations()
         self.methods = {"initialize": self.initialize, "ping": lambda params, request_id: {},
                         "tools/list": self.tools_list, "tools/call": self.tools_call}
 
     def serve(self):
         """Answer messages until stdin ends; returns the exit code."""
         messages = queue.Queue()
-        threading.Thread(target=read_messages, args=(self.stdin, messages, self.cancelled_ids),
+        threading.Thread(target=read_messages, args=(self.stdin, messages, self.cancellations),
                          daemon=True).start()
         while True:
             message = messages.get()
@@ -113,6 +142,9 @@ class Server:
                     self.send(reply)
             except BrokenPipeError:
                 return 0
+            finally:
+                if isinstance(message, dict) and _valid_id(message.get("id")):
+                    self.cancellations.closed(message["id"])
 
     def send(self, reply):
         self.stdout.write(json.dumps(reply, ensure_ascii=True, separators=(",", ":")).encode() + b"\n")
@@ -153,8 +185,6 @@ class Server:
         except Exception as exc:  # a bug must cost one request, never the server
             traceback.print_exc(file=self.stderr)
             return _error(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
-        finally:
-            self.cancelled_ids.discard(_id_key(request_id))
 
     def initialize(self, params, request_id):
         asked = params.get("protocolVersion")
@@ -187,9 +217,8 @@ class Server:
         elif refusal:
             text, is_error = refusal, True
         else:
-            key = _id_key(request_id)
             text, is_error = run_tool(self.kubectl, name, arguments,
-                                      cancelled=lambda: key in self.cancelled_ids)
+                                      cancelled=lambda: self.cancellations.is_cancelled(request_id))
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
         return {"content": [{"type": "text", "text": text}], "isError": is_error}

@@ -351,6 +351,23 @@ def test_cancelled_call_gets_no_reply_and_kubectl_is_stopped(tmp_path):
     assert server.close() == 0
 
 
+def test_stale_cancellations_do_not_stop_later_ones(tmp_path):
+    # Cancellations for ids never sent, or already answered, used to pile up in a set capped at
+    # 1024, after which no cancellation was recorded at all.
+    hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120, "stdout": POD_LIST}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "300", "--quiet")
+    server.initialize()
+    stale = [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": n}} for n in range(1100)]
+    server.send_raw("".join(json.dumps(m) + "\n" for m in stale))
+    assert server.request("ping")["result"] == {}
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": server.next_id}})
+    server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                 "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
+    assert server.next_reply_is_for("after-cancel")
+    assert server.close() == 0
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "--allow-namespaces"),
     (["--allow-namespaces", "Prod"], "not a valid name"),
