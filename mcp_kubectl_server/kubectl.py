@@ -7,6 +7,7 @@ server's command line. `run()` never raises for kubectl's own failures: it retur
 timeout, output over the cap, non-zero exit, Forbidden), ready to hand to the model.
 """
 
+import copy
 import os
 import signal
 import subprocess
@@ -81,11 +82,18 @@ class Kubectl:
         self.binary = binary
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self.deadline = None  # monotonic time by which every run must end (see for_one_call)
         self.connection = []
         if context:
             self.connection.append("--context=" + context)
         if kubeconfig:
             self.connection.append("--kubeconfig=" + kubeconfig)
+
+    def for_one_call(self):
+        """A copy whose runs together end within `timeout` (a tool call may run kubectl 3 times)."""
+        bounded = copy.copy(self)
+        bounded.deadline = time.monotonic() + self.timeout
+        return bounded
 
     def argv(self, verb, args):
         """The full argv for `kubectl VERB ARGS` (raises ValueError for a verb off the list)."""
@@ -97,6 +105,11 @@ class Kubectl:
         """Run kubectl; `cancelled()` is polled and, when true, kills it and raises CancelledError."""
         argv = self.argv(verb, args)
         cap = max_bytes or self.max_bytes
+        deadline = time.monotonic() + self.timeout
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
+        if time.monotonic() >= deadline:
+            return KubectlResult(argv, error=self._error_text("timeout", None, b"", cap))
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True)
@@ -111,7 +124,6 @@ class Kubectl:
                                     daemon=True)]
         for reader in readers:
             reader.start()
-        deadline = time.monotonic() + self.timeout
         reason = ""
         while not _exited(proc):
             if cancelled is not None and cancelled():

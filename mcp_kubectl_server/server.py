@@ -217,7 +217,7 @@ class Server:
         elif refusal:
             text, is_error = refusal, True
         else:
-            text, is_error = run_tool(self.kubectl, name, arguments,
+            text, is_error = run_tool(self.kubectl.for_one_call(), name, arguments,
                                       cancelled=lambda: self.cancellations.is_cancelled(request_id))
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)

@@ -72,6 +72,14 @@ def _alive(pid):
         return False
 
 
+def test_runs_of_one_call_share_one_timeout(tmp_path):
+    rec = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120}])
+    bounded = Kubectl(rec.path, timeout=1.0).for_one_call()
+    assert "timed out after 1s" in bounded.run("get", ["pods"]).error
+    assert "timed out after 1s" in bounded.run("get", ["events"]).error  # the budget is spent: not started
+    assert rec.calls() == [["get", "pods"]]
+
+
 def test_output_cap_stops_kubectl(tmp_path):
     rec = recording_kubectl(tmp_path, [{"match": "get", "stdout": "x" * 200_000}])
     result = Kubectl(rec.path).run("get", ["pods"], max_bytes=10_000)

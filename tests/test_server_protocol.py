@@ -340,6 +340,23 @@ def test_kubectl_printing_without_end_is_stopped_at_the_cap(tmp_path):
     assert server.close() == 0
 
 
+def test_describe_pod_stays_within_one_timeout(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "checkout-1", "namespace": "prod",
+                                       "ownerReferences": [{"kind": "ReplicaSet", "name": "checkout-6f8d9c7b5d"}]},
+           "spec": {"containers": [{"name": "checkout", "image": "shop/checkout:1"}]}, "status": {"phase": "Running"}}
+    slow = recording_kubectl(tmp_path, [{"match": "get pod/", "stdout": json.dumps(pod)},
+                                        {"match": "get replicaset/", "sleep": 120},
+                                        {"match": "get events", "stdout": json.dumps({"items": []})}])
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", slow.path, "--timeout", "2", "--quiet")
+    server.initialize()
+    text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "checkout-1"})
+    assert not is_error
+    assert "owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: kubectl timed out after 2s" in text
+    assert "Warning EventsUnavailable Pod/checkout-1 count=1: kubectl timed out after 2s" in text
+    assert [argv[1] for argv in slow.calls()] == ["pod/checkout-1", "replicaset/checkout-6f8d9c7b5d"]
+    assert server.close() == 0
+
+
 def test_cancelled_call_gets_no_reply_and_kubectl_is_stopped(tmp_path):
     hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120, "stdout": POD_LIST}])
     server = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "300", "--quiet")
