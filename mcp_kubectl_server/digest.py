@@ -134,7 +134,7 @@ def pod_line(pod, now):
         words += _problem_words(pod)
     node = (pod.get("spec") or {}).get("nodeName") or "none"
     words += [f"node={node}", f"age={age(meta.get('creationTimestamp'), now)}"]
-    return " ".join(words)
+    return one_line(" ".join(map(str, words)), 1000)  # a newline in any field must not start a fake line
 
 
 def _label_hint(pods):
@@ -193,9 +193,10 @@ def event_time(event):
 def event_line(event):
     obj = event.get("involvedObject") or event.get("regarding") or {}
     count = (event.get("series") or {}).get("count") or event.get("count") or 1
-    return " ".join([format_time(event_time(event)), event.get("type") or "Normal",
-                     event.get("reason") or "NoReason", f"{obj.get('kind', '?')}/{obj.get('name', '?')}",
-                     f"count={count}:", one_line(event.get("message") or event.get("note") or "", 300)]).rstrip()
+    return one_line(" ".join(map(str, [format_time(event_time(event)), event.get("type") or "Normal",
+                                       event.get("reason") or "NoReason",
+                                       f"{obj.get('kind', '?')}/{obj.get('name', '?')}", f"count={count}:",
+                                       one_line(event.get("message") or event.get("note") or "", 300)])), 1000)
 
 
 def sorted_events(events):

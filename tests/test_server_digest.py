@@ -154,3 +154,14 @@ def test_timestamps_with_any_fraction_length_parse():
                   "2026-11-29T10:00:00Z", "2026-11-29T10:00:00+00:00"):
         assert parse_time(value).strftime("%H:%M:%S") == "10:00:00", value
     assert parse_time("yesterday") is None and parse_time(None) is None
+
+
+def test_newlines_in_any_cluster_field_cannot_start_a_line():
+    # Anyone allowed to create Events chooses their reason and object name; none may fake a line.
+    event = {"type": "Warning\nFAKE type", "reason": "Bad\nFAKE reason", "message": "m\nFAKE message",
+             "involvedObject": {"kind": "Pod\nFAKE", "name": "p\rFAKE"}, "count": 2}
+    text = events_digest({"items": [event]}, namespace="prod")
+    assert len(text.splitlines()) == 2 and "FAKE reason" in text
+    pod = make_pod("odd-1", ready=False, state={"waiting": {"reason": "X\nFAKE reason", "message": "y\nFAKE"}},
+                   node="node-a\nFAKE node")
+    assert len(pods_digest(pods(pod), namespace="prod", now=NOW).splitlines()) == 2
