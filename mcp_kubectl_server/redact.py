@@ -2,9 +2,10 @@
 
 `redact(text) -> text` replaces credential-shaped values with `[REDACTED]`: bearer/basic
 authorization values, values of password/secret/token/api-key style keys (key=value,
-key: value and "key": "value" forms), credentials inside URLs, AWS access key ids, private key
-blocks, JWTs and a few well-known token prefixes. It errs towards over-redaction: a hidden
-harmless value costs little, a leaked secret cannot be taken back.
+key: value, "key": "value" and --key value forms), credentials inside URLs, AWS access key ids,
+private key blocks, JWTs and a few well-known token prefixes. It errs towards over-redaction: a
+hidden harmless value costs little, a leaked secret cannot be taken back. Every pattern runs in
+linear time, because the text (logs, event messages) may be written by an attacker.
 """
 
 import re
