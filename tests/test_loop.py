@@ -354,3 +354,12 @@ def test_max_cost_stops_once_the_spend_cannot_be_priced():
     outcome, model, _, _ = run(unpriced, *happy_script(), max_cost_usd=100.0)
     assert outcome.stop == "max_cost" and len(model.requests) == 1
     assert outcome.cost_usd is None and "claude-unknown-9" in outcome.error
+
+
+def test_a_progress_seam_that_raises_does_not_end_the_run():
+    def broken(line):
+        raise BrokenPipeError(32, "Broken pipe")
+    outcome = run_triage("x", model=ScriptedModel(*happy_script()), tools=FakeTools(),
+                         policy=policy(), gate=make_gate(), recorder=ListRecorder(),
+                         progress=broken)
+    assert outcome.stop == "report" and outcome.tool_calls == 2

@@ -7,9 +7,13 @@ Exit codes: 0 report written, 2 usage or configuration error, 3 run ended withou
 143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three stop a run the same way
 (terminal.py): stop "interrupted", the MCP server is shut down, and the exit code says which
 signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
-prints the outcome, audit and cost gathered so far. With --json the outcome is one JSON object on
-stdout and everything meant for people goes to stderr; a failure before the run (once the options
-parse) is an outcome too, with stop usage_error, mcp_error or interrupted and no steps.
+prints the outcome, audit and cost gathered so far.
+
+With --json the outcome is one JSON object on stdout and everything meant for people goes to
+stderr; a failure before the run (once the options parse) is an outcome too, with stop
+usage_error, mcp_error or interrupted and no steps. A stderr that is closed, full or gone loses
+the lines meant for people and the run goes on; a stdout whose reader went away (`| head -1`)
+ends the output quietly, and the exit code is still the outcome's.
 """
 
 import argparse
@@ -157,7 +161,7 @@ def print_failure(args, stop, error, stderr):
     if args.json and not getattr(args, "outcome_printed", False):
         from triage_agent.loop import Outcome
         outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL)
-        print(json.dumps(outcome.to_dict(), indent=1))
+        terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1))
 
 
 def print_outcome(outcome, args, stderr):
@@ -165,11 +169,11 @@ def print_outcome(outcome, args, stderr):
     from triage_agent import records, report
     args.outcome_printed = True
     if args.json:
-        print(json.dumps(outcome.to_dict(), indent=1, default=str))
+        terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     elif outcome.report is not None:
-        print(report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
-                                 context=args.context, kubeconfig=args.kubeconfig
-                                 and os.path.abspath(args.kubeconfig)))
+        terminal.print_stdout(report.render_text(
+            outcome.report, grounding_warnings=outcome.grounding_warnings, context=args.context,
+            kubeconfig=args.kubeconfig and os.path.abspath(args.kubeconfig)))
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
@@ -259,7 +263,7 @@ def save_recording(args, model, model_name, stderr):
 
 def main(argv=None):
     """Run the triage CLI; returns the process exit code."""
-    stderr = sys.stderr
+    stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:

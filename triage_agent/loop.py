@@ -267,7 +267,7 @@ class _Run:
         """One tool_use -> (text, is_error), in policy order; never raises but RunEnded."""
         entry = self.toolset.by_api_name.get(use["name"])
         name, arguments = (entry["name"] if entry else use["name"]), use.get("input")
-        self.progress(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
+        self.say(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
         if entry and entry["kind"] == "report":
             return self.write_report(use, arguments, step, last)
         if last and entry:
@@ -350,6 +350,12 @@ class _Run:
     def report_reply(self, step, use, decision, text):
         self.audit(step, use, decision, True, text)
         return text, True
+
+    def say(self, line):
+        try:
+            self.progress(line)
+        except Exception:  # like the record sinks: a progress line that cannot be shown is lost
+            pass
 
     def trace(self, span):
         try:

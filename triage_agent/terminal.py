@@ -1,4 +1,5 @@
-"""The process's edges: the signals that end a run the way ^C does.
+"""The process's edges: the signals that end a run the way ^C does, and standard streams that
+may be gone.
 
     SIGINT (^C), SIGTERM (`kill`, a CI timeout), SIGHUP (the operator's terminal went away)
       first one, while armed -> KeyboardInterrupt in the main thread: the loop turns it into
@@ -9,8 +10,14 @@
       after disarm()         -> ignored: the run is over and its outcome is being written
 
 A signal the process was started with ignored (`nohup`, a background job's SIGINT) stays ignored.
+
+Streams: people's lines go to stderr through `QuietStream`, which drops what it cannot write (a
+closed or full stderr, a reader that went away), so no progress or audit line ends a run.
+`print_stdout` prints the outcome; a reader that went away (`triage-agent ... | head -1`) ends
+the output quietly, like a well-behaved Unix tool, and the exit code stays the outcome's.
 """
 
+import os
 import signal
 
 INTERRUPTED = 130  # the exit code when no signal number is known (a bare KeyboardInterrupt)
@@ -61,3 +68,41 @@ class StopSignals:
 def reason(exc):
     """The words for an interruption: the signal's, or ^C's for a bare KeyboardInterrupt."""
     return str(exc) or REASONS[signal.SIGINT]
+
+
+class QuietStream:
+    """A text stream for people's lines that never raises: what cannot be written is dropped."""
+
+    def __init__(self, stream):
+        self.stream = stream  # may be None: Python sets sys.stderr to None when fd 2 is closed
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError, AttributeError):  # gone, closed, full, or None
+            return 0
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def print_stdout(text):
+    """Print `text` on stdout; if nobody is reading any more, stop writing stdout quietly."""
+    try:
+        print(text, flush=True)
+    except (OSError, ValueError):
+        silence_stdout()
+
+
+def silence_stdout():
+    """Point fd 1 at /dev/null: what is still buffered then flushes at exit without an error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
