@@ -1,6 +1,7 @@
 """fixtures.run_on_sim (behind `make demo` and `make live`): simulator up, CLI run, exit code passed on."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,15 @@ def test_approval_demo_without_a_terminal_fails_closed():
     assert proposal["decision"] == "denied"
     assert proposal["gates"] == {"enabled": True, "approved": False, "executed": False}
     assert "0 write(s) reached the simulated cluster" in out.stderr
+
+
+def test_kubectl_cache_stays_out_of_home(tmp_path):
+    """kubectl's per-port discovery cache goes to the run's temp dir, not the user's ~/.kube."""
+    env = {k: v for k, v in os.environ.items() if k != "KUBECACHEDIR"}
+    env["HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "fixtures.run_on_sim", "crashloop", "x",
+                          "--namespaces", "prod", "--replay", "fixtures/replay/crashloop.json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / ".kube").exists()

@@ -129,9 +129,11 @@ def _run_cli(scenario, kubeconfig, tmp, live):
     """(exit code or None, stdout, stderr); a timeout or ^C kills the CLI and its MCP server."""
     argv = cli_argv(scenario, kubeconfig=kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
                     live=live)
+    # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
+    env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
     proc = subprocess.Popen(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     timeout = LIVE_TIMEOUT if live else REPLAY_TIMEOUT
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
