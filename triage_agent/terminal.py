@@ -27,7 +27,7 @@ REASONS = {signal.SIGINT: "interrupted by the operator",
 
 
 class StopSignals:
-    """Context manager: SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt once, then are ignored."""
+    """Context manager: SIGINT, SIGTERM, SIGHUP raise KeyboardInterrupt once, then are ignored."""
 
     def __init__(self):
         self.received = None      # the signal number that ended the run, if one did
