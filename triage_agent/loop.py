@@ -2,7 +2,7 @@
 
     first user turn (symptom, scope, budgets)
     for step in 1..max_steps:
-        response = model(build_request(...))           # the assistant turn goes back unchanged
+        response = model(turns.build_request(...))     # the assistant turn goes back unchanged
         tool_use    -> dispatch each call (policy.py's rules), all results in ONE user turn
         max_tokens  -> nothing in that turn runs; each call gets an error result; once only
         end_turn    -> one nudge to call write_report, then stop
@@ -13,6 +13,7 @@ Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam rai
 KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
 (request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
 (.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
+The wire side of a turn (request body, response checks, tool_result blocks, spend) is turns.py.
 """
 
 import dataclasses
@@ -20,15 +21,14 @@ import time
 from dataclasses import dataclass, field
 
 from triage_agent import policy as rules
-from triage_agent import prompts, records, report, terminal
+from triage_agent import prompts, records, report, terminal, turns
 from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
+from triage_agent.turns import Settings
 
 EXIT_CODES = {"report": 0, "usage_error": 2, "api_error": 4, "mcp_error": 4, "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
-STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
-                "model_context_window_exceeded")  # the API's whole list; anything else is broken
 
 
 class RunEnded(Exception):
@@ -37,15 +37,6 @@ class RunEnded(Exception):
     def __init__(self, stop, error=None):
         super().__init__(error or stop)
         self.stop, self.error = stop, error
-
-
-@dataclass
-class Settings:
-    """Model settings sent with every request."""
-    model: str = "claude-opus-5-5"
-    max_tokens: int = 16000
-    effort: str = "medium"
-    fallbacks: bool = True
 
 
 @dataclass
@@ -76,25 +67,6 @@ class Outcome:
         return dataclasses.asdict(self)
 
 
-def build_request(settings, toolset, messages):
-    """The Messages API body: cached system block, tools, and a breakpoint on the newest user turn."""
-    messages = list(messages)
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i]["role"] == "user":
-            content = list(messages[i]["content"])
-            content[-1] = dict(content[-1], cache_control={"type": "ephemeral"})
-            messages[i] = dict(messages[i], content=content)
-            break
-    body = {"model": settings.model, "max_tokens": settings.max_tokens,
-            "system": [{"type": "text", "text": prompts.SYSTEM_PROMPT,
-                        "cache_control": {"type": "ephemeral"}}],
-            "tools": toolset.api_tools, "messages": messages,
-            "output_config": {"effort": settings.effort}}
-    if settings.fallbacks:
-        body["fallbacks"] = "default"
-    return body
-
-
 def describe_call(name, arguments):
     """`get_logs namespace=prod name=x previous=true`: a call as one progress line."""
     if not isinstance(arguments, dict):
@@ -113,29 +85,6 @@ def report_digest(arguments):
             "affected": len(arguments.get("affected") or ())}
 
 
-def api_error_text(exc):
-    """An ApiError as one line, request-id included."""
-    return (f"model API error {exc.status} {exc.error_type}: {exc.message} "
-            f"(request-id: {exc.request_id or 'none'})")
-
-
-def _tool_result(tool_use_id, text, is_error):
-    return {"type": "tool_result", "tool_use_id": tool_use_id,
-            "content": [{"type": "text", "text": text}], "is_error": bool(is_error)}
-
-
-def _well_formed(response):
-    if not isinstance(response, dict) or not isinstance(response.get("content"), list):
-        return False
-    for block in response["content"]:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return False
-        if block["type"] == "tool_use" and not (isinstance(block.get("id"), str)
-                                                and isinstance(block.get("name"), str)):
-            return False
-    return True
-
-
 class _Run:
     """One run's state; methods are the loop's steps. Raises RunEnded to stop."""
 
@@ -150,9 +99,7 @@ class _Run:
         self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
-        self.last_input = 0         # previous request's input size, for --max-cost-usd
-        self.unpriced = None        # the model of the first response the price table lacks
-        self.usage = records.Usage()
+        self.spend = turns.Spend()
 
     def run(self):
         for step in range(1, self.policy.max_steps + 1):
@@ -193,51 +140,37 @@ class _Run:
         self.outcome.steps = step
         if last:
             self.say_last_call()
-        request = build_request(self.settings, self.toolset, self.messages)
+        request = turns.build_request(self.settings, self.toolset, self.messages)
         started = time.time()
         try:
             response = self.model(request)
         except ApiError as exc:
-            self.trace(records.model_call_span(step=step, request=request,
-                                                        response=None, started=started,
-                                                        ended=time.time(), error=exc))
-            raise RunEnded("api_error", api_error_text(exc)) from exc
+            self.trace(records.model_call_span(step=step, request=request, response=None,
+                                               started=started, ended=time.time(), error=exc))
+            raise RunEnded("api_error", turns.api_error_text(exc)) from exc
         except (RunEnded, KeyboardInterrupt):
             raise
         except Exception as exc:  # a broken model seam ends the run, never the process
             raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
-        if not _well_formed(response):
+        if not turns.well_formed(response):
             raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
         self.account(request, response, step, started)
-        if response.get("stop_reason") not in STOP_REASONS:
-            raise RunEnded("api_error", "the model API answered with stop_reason "
-                           f"{response.get('stop_reason')!r}, which it does not define; "
-                           "the turn was not acted on")
+        unknown = turns.unknown_stop_reason(response)
+        if unknown:
+            raise RunEnded("api_error", unknown)
         return response
 
     def account(self, request, response, step, started):
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        model = response.get("model") or self.settings.model
-        if self.usage.add(model, usage) is None and self.unpriced is None:
-            self.unpriced = model
-        self.outcome.usage, self.outcome.cost_usd = self.usage.as_dict(), self.usage.cost
-        self.last_input = sum(int(usage.get(k) or 0) for k in (
-            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        self.trace(records.model_call_span(step=step, request=request,
-                                                    response=response, started=started,
-                                                    ended=time.time()))
+        self.spend.add(response, self.settings.model)
+        usage = self.spend.usage
+        self.outcome.usage, self.outcome.cost_usd = usage.as_dict(), usage.cost
+        self.trace(records.model_call_span(step=step, request=request, response=response,
+                                           started=started, ended=time.time()))
 
     def check_cost(self):
-        limit = self.policy.max_cost_usd
-        if limit is not None and self.outcome.cost_usd is None:  # a limit it cannot keep
-            raise RunEnded("max_cost", f"--max-cost-usd {limit} cannot be kept: a response "
-                           f"from {self.unpriced!r} could not be priced")
-        if limit is None or not self.last_input:
-            return
-        estimate = records.cost_usd(self.settings.model, {"input_tokens": self.last_input})
-        if estimate is not None and self.outcome.cost_usd + estimate > limit:
-            raise RunEnded("max_cost", f"the next model call (about ${estimate:.4f}) would "
-                           f"cross --max-cost-usd {limit} (spent ${self.outcome.cost_usd:.4f})")
+        why = self.spend.over_limit(self.policy.max_cost_usd, self.settings.model)
+        if why:
+            raise RunEnded("max_cost", why)
 
     def say_last_call(self):
         # after a paused turn the newest message is the assistant's; the user turn before it
@@ -252,12 +185,12 @@ class _Run:
         self.cut_off = True
         for use in uses:
             self.audit(step, use, "cut_off", True, prompts.CUT_OFF_RESULT)
-        content = [_tool_result(u["id"], prompts.CUT_OFF_RESULT, True) for u in uses]
+        content = [turns.tool_result(u["id"], prompts.CUT_OFF_RESULT, True) for u in uses]
         self.messages.append({"role": "user", "content": content or [
             {"type": "text", "text": prompts.CUT_OFF_TEXT}]})
 
     def round(self, uses, step, last):
-        results = [_tool_result(u["id"], *self.dispatch(u, step, last)) for u in uses]
+        results = [turns.tool_result(u["id"], *self.dispatch(u, step, last)) for u in uses]
         low = rules.budget_low(self.policy, self.ledger, step)
         if low:
             results[-1]["content"].append({"type": "text", "text": prompts.budget_note(*low)})
