@@ -69,3 +69,11 @@ def test_loop_stays_within_the_house_limits():
                 for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)
                 and node.end_lineno - node.lineno + 1 > 45]
         assert long == [], module.__name__
+
+
+def test_tool_name_with_a_trailing_newline_is_mapped_for_the_api():
+    from triage_agent import prompts
+    toolset = prompts.build_toolset([{"name": "get_pods\n", "annotations": {"readOnlyHint": True},
+                                      "inputSchema": {"type": "object"}}])
+    [api] = [n for n, e in toolset.by_api_name.items() if e["kind"] == "server"]
+    assert prompts.API_NAME.fullmatch(api) and toolset.by_api_name[api]["name"] == "get_pods\n"

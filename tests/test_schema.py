@@ -209,3 +209,13 @@ def test_strict_copy_keeps_supported_formats_only():
 
 def test_instances_valid_for_the_full_schema_stay_valid_for_the_strict_copy():
     assert validate(GOOD, strict_tool_schema(REPORTISH)) == []
+
+
+def test_pattern_dollar_is_end_of_input_as_in_json_schema():
+    """ECMA-262 `$` ends the input; Python's would also match before a final newline."""
+    name = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}
+    assert validate("prod", name) == []
+    assert validate("prod\n", name) != []
+    literal = {"type": "string", "pattern": r"^a\$b[$]c$"}
+    assert validate("a$b$c", literal) == []
+    assert validate("a$b$c\n", literal) != []

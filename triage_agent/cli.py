@@ -84,7 +84,7 @@ def build_parser():
 def check_options(args):
     """Cross-option checks argparse cannot do; returns the namespace tuple."""
     namespaces = tuple(dict.fromkeys(n.strip() for n in args.namespaces.split(",") if n.strip()))
-    bad = [n for n in namespaces if len(n) > 63 or not NAMESPACE.match(n)]
+    bad = [n for n in namespaces if len(n) > 63 or not NAMESPACE.fullmatch(n)]
     if not namespaces or bad:
         raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
                          "is not a valid namespace name")

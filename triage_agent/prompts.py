@@ -122,7 +122,7 @@ def build_toolset(server_tools):
         if not _read_only(tool):
             toolset.not_offered.append(name)
             continue
-        api = name if API_NAME.match(name) and name not in toolset.by_api_name \
+        api = name if API_NAME.fullmatch(name) and name not in toolset.by_api_name \
             else _map_name(name, set(toolset.by_api_name) | set(BUILTIN))
         input_schema = tool.get("inputSchema") or {"type": "object", "properties": {}}
         toolset.by_api_name[api] = {"name": name, "kind": "server", "schema": input_schema}

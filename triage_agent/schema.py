@@ -165,13 +165,32 @@ def _check_string(value, schema, path, errors):
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         try:
-            matched = re.search(pattern, value) is not None
+            matched = re.search(_python_pattern(pattern), value) is not None
         except re.error:
             errors.append(f"{_where(path)}: schema has an invalid pattern {_show(pattern)}")
             return
         if not matched:
             errors.append(f"{_where(path)}: must match pattern {_show(pattern)}"
                           f" (got {_show(value)})")
+
+
+def _python_pattern(pattern):
+    """JSON Schema patterns are ECMA-262: `$` is the end of input, where Python's `$` also
+    matches before a final newline ("prod\\n" would pass ^[a-z]+$). Use \\Z outside classes."""
+    out, escaped, in_class = [], False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+        elif ch == "]":
+            in_class = False
+        elif ch == "$" and not in_class:
+            ch = r"\Z"
+        out.append(ch)
+    return "".join(out)
 
 
 def _check_number(value, schema, path, errors):
