@@ -13,8 +13,9 @@ Each run of a scenario (grade.py has the file format) is the real path end to en
 
 The simulator runs as its own process (`python3 -m fixtures.kube_sim`) so this package stays
 standard-library only. Exit codes: 0 when pass^N >= --min-pass, 1 below it, 2 usage errors,
-130 interrupted by ^C or SIGTERM (the runs finished so far are still printed and appended, and the
-simulator, CLI and MCP server of the run in progress are stopped).
+128 + N when signal N stopped it, as the triage CLI does (130 ^C, 143 SIGTERM, 129 SIGHUP): the
+runs finished so far are still printed and appended, and the simulator, CLI and MCP server of
+the run in progress are stopped.
 """
 
 import argparse
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from triage_agent import grade, replay, scorecard
+from triage_agent import grade, replay, scorecard, terminal
 from triage_agent.scorecard import RunResult
 
 REPLAY_TIMEOUT, LIVE_TIMEOUT, SIM_START_TIMEOUT = 120.0, 600.0, 20.0
@@ -146,12 +147,19 @@ def _run_cli(scenario, kubeconfig, tmp, live):
     return proc.returncode, stdout, stderr
 
 
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.communicate()
+def _kill_group(proc, *, grace=10.0):
+    """SIGTERM first, so the CLI shuts its MCP server down (it runs in a session of its own and
+    a SIGKILL of the CLI would orphan it); SIGKILL the CLI's group if that takes too long."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            pass
+        try:
+            proc.communicate(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _parse_outcome(stdout):
@@ -229,39 +237,22 @@ def main(argv=None, *, stdout=None, stderr=None):
     except OSError as exc:
         print(f"evaluate: cannot write --results {args.results}: {exc}", file=stderr)
         return 2
-    results, interrupted = [], False
-    previous = _interrupt_on_sigterm()
-    try:
-        for scenario in scenarios:
-            for run in range(1, args.runs + 1):
-                results.append(run_scenario(scenario, run=run, live=args.live))
-                if not args.json:
-                    print(f"evaluate: {scenario['name']} run {run}: "
-                          f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)
-    except KeyboardInterrupt:
-        print("evaluate: interrupted; reporting the runs finished so far", file=stderr)
-        interrupted = True
-    finally:
-        _restore_sigterm(previous)
-    code = finish(args, results, stdout, stderr)
-    return 130 if interrupted else code
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _interrupt_on_sigterm():
-    """SIGTERM (a CI timeout, `kill`) unwinds like ^C, so no simulator is left running."""
-    try:
-        return signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        return None
-
-
-def _restore_sigterm(previous):
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+    results, interrupted = [], None
+    with terminal.StopSignals() as signals:
+        try:
+            for scenario in scenarios:
+                for run in range(1, args.runs + 1):
+                    results.append(run_scenario(scenario, run=run, live=args.live))
+                    if not args.json:
+                        print(f"evaluate: {scenario['name']} run {run}: "
+                              f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)
+        except KeyboardInterrupt as exc:
+            print(f"evaluate: {terminal.reason(exc)}; reporting the runs finished so far",
+                  file=stderr)
+            interrupted = signals.exit_code()
+        signals.disarm()
+        code = finish(args, results, stdout, stderr)
+    return interrupted or code
 
 
 def finish(args, results, stdout, stderr):
