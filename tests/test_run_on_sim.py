@@ -2,8 +2,11 @@
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,3 +63,39 @@ def test_kubectl_cache_stays_out_of_home(tmp_path):
                          stdin=subprocess.DEVNULL, start_new_session=True)
     assert out.returncode == 0, out.stderr
     assert not (tmp_path / ".kube").exists()
+
+
+def test_sigterm_is_passed_on_and_nothing_is_left_running(tmp_path):
+    """A killed `make demo`: the CLI gets the signal, writes its outcome, stops its MCP server."""
+    from tests.test_cli_signals import SERVER, alive, call, message, wait_for
+    (tmp_path / "server.py").write_text(SERVER)
+    pidfile = tmp_path / "server.pid"
+    fixture = tmp_path / "fixture.json"
+    fixture.write_text(json.dumps({"description": "t", "responses": [
+        message(call("toolu_1", "get_pods")), message(call("toolu_2", "get_logs"))]}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixtures.run_on_sim", "crashloop", "web pods fail",
+         "--namespaces", "prod", "--replay", str(fixture), "--json",
+         "--mcp", f"{sys.executable} {tmp_path / 'server.py'} {pidfile}"],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True)
+    try:
+        wait_for(pidfile.exists, "the MCP server's pid file")
+        server_pid = int(pidfile.read_text())
+        seen, deadline = b"", time.monotonic() + 30
+        while b"[step 2/" not in seen and time.monotonic() < deadline:  # get_logs never answers
+            if select.select([proc.stderr], [], [], 0.5)[0]:
+                seen += os.read(proc.stderr.fileno(), 4096)
+        assert b"[step 2/" in seen, seen
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        err = seen.decode() + err.decode()
+        assert proc.returncode == 143, err
+        outcome = json.loads(out.decode())
+        assert outcome["stop"] == "interrupted" and outcome["tool_calls"] == 1
+        assert "Traceback" not in err
+        wait_for(lambda: not alive(server_pid), "the MCP server to exit")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
