@@ -5,49 +5,57 @@ CLUSTER ?= crashloop
 NAMESPACES ?= prod
 SYMPTOM ?= pods in prod keep restarting
 LIVE_ARGS ?=
+# The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
+TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
 
-.PHONY: test demo demo-approve sim live bench eval eval-live clusters check-kubectl test-deps
+.PHONY: test demo demo-approve sim live bench eval eval-live clusters check test-deps
 
-check-kubectl:
+check:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
 	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
 
-test-deps:
-	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install --quiet 'pytest>=7'
+# pytest goes into a project venv when $(PYTHON) lacks it, so a system Python that refuses
+# pip installs (PEP 668) is left alone; nothing is installed when pytest is already there.
+test-deps: check
+	@if [ "$(TEST_PYTHON)" = .venv/bin/python ] && ! .venv/bin/python -c 'import pytest' 2>/dev/null; then \
+		echo "installing pytest into .venv (test-only dependency)"; \
+		$(PYTHON) -m venv .venv && .venv/bin/python -m pip install --quiet 'pytest>=7'; \
+	fi
 
-test: check-kubectl test-deps
-	$(PYTHON) -m pytest
+test: test-deps
+	$(TEST_PYTHON) -m pytest
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.
-demo: check-kubectl
+demo: check
 	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-injection.json
 
 # The three write gates on the simulated cluster: the replay proposes a rollback, you answer the
 # approval prompt, and with --execute an approved rollback really changes the simulated cluster.
-demo-approve: check-kubectl
+demo-approve: check
 	$(PYTHON) -m fixtures.run_on_sim crashloop "checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-undo.json \
 		--allow-action rollout_undo --execute
 
 # A live model against the simulated cluster: needs ANTHROPIC_API_KEY.
-live: check-kubectl
+live: check
 	$(PYTHON) -m fixtures.run_on_sim $(CLUSTER) "$(SYMPTOM)" --namespaces $(NAMESPACES) $(LIVE_ARGS)
 
-sim: check-kubectl
+sim: check
 	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
 
 # Every evaluation scenario, replayed through the real CLI, graded without a model.
-eval: check-kubectl
+eval: check
 	$(PYTHON) -m triage_agent.evaluate
 
 # The same scenarios with a live model (needs ANTHROPIC_API_KEY); results kept for comparison.
-eval-live: check-kubectl
+eval-live: check
 	$(PYTHON) -m triage_agent.evaluate --live --runs 3 --results fixtures/results/live.jsonl
 
 # Rewrite the hand-described cluster files from fixtures/kube_sim_scenarios.py.
 clusters:
 	$(PYTHON) -m fixtures.kube_sim_build
 
-bench: check-kubectl
+bench: check
 	$(PYTHON) -m tests.bench
