@@ -150,6 +150,12 @@ def test_audit_line_neutralises_model_supplied_control_characters():
     assert len(line) <= 400
 
 
+def test_audit_line_escapes_format_characters_like_the_approval_prompt():
+    # a right-to-left override in an argument would reorder the rest of the operator's line
+    line = audit_line({"step": 1, "tool": "get_pods", "arguments": {"namespace": "a\u202eb"}})
+    assert "\u202e" not in line and "a\\u202eb" in line
+
+
 def test_unwritable_audit_path_warns_once_and_keeps_stderr_lines(tmp_path):
     err = io.StringIO()
     rec = Recorder(audit_path=str(tmp_path / "no" / "such" / "dir" / "a.jsonl"), stderr=err)

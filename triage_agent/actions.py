@@ -24,7 +24,8 @@ import signal
 import subprocess
 import termios
 import time
-import unicodedata
+
+from triage_agent.terminal import printable
 
 # kind -> kubectl words before "-n NS"; "{t}" is the validated target
 KINDS = {
@@ -115,21 +116,6 @@ def build_argv(kind, namespace, target, *, context=None, kubectl="kubectl",
     if context:
         argv += ["--context", context]
     return argv
-
-
-def printable(text, *, keep_newlines=True) -> str:
-    """Text with control and format characters escaped, safe to write to a terminal."""
-    out = []
-    for char in str(text):
-        if char == "\n" and keep_newlines:
-            out.append(char)
-        elif char == "\t":
-            out.append("    ")
-        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def check_arguments(arguments, namespaces) -> "str | None":

@@ -21,6 +21,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from triage_agent.terminal import printable
+
 PRICES_TAKEN = "2026-11"
 
 
@@ -140,14 +142,11 @@ def cost_line(model, usage) -> str:
 
 # --- audit and trace --------------------------------------------------------------------------
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def _printable(value, limit) -> str:
-    """One safe line: no newlines or terminal escapes from model-supplied text."""
+    """One safe line: no newlines, terminal escapes or bidi overrides from model-supplied text."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                             default=str)
-    text = _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+    text = printable(text, keep_newlines=False)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

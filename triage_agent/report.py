@@ -21,8 +21,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from triage_agent.actions import KINDS, build_argv, printable
+from triage_agent.actions import KINDS, build_argv
 from triage_agent.schema import validate
+from triage_agent.terminal import printable
 
 # In a checkout the schema sits in outputs/; `pip install .` puts that same file under
 # {prefix}/share/triage-agent/ (pyproject's data-files), since it lives outside the package.

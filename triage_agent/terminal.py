@@ -15,10 +15,14 @@ Streams: people's lines go to stderr through `QuietStream`, which drops what it 
 closed or full stderr, a reader that went away), so no progress or audit line ends a run.
 `print_stdout` prints the outcome; a reader that went away (`triage-agent ... | head -1`) ends
 the output quietly, like a well-behaved Unix tool, and the exit code stays the outcome's.
+
+Text: `printable` escapes control and format characters (terminal escapes, carriage returns,
+bidi overrides) in anything model- or cluster-supplied before it reaches a person's terminal.
 """
 
 import os
 import signal
+import unicodedata
 
 INTERRUPTED = 130  # the exit code when no signal number is known (a bare KeyboardInterrupt)
 REASONS = {signal.SIGINT: "interrupted by the operator",
@@ -106,3 +110,17 @@ def silence_stdout():
     except OSError:
         pass
 
+
+def printable(text, *, keep_newlines=True) -> str:
+    """Text with control and format characters escaped, safe to write to a terminal."""
+    out = []
+    for char in str(text):
+        if char == "\n" and keep_newlines:
+            out.append(char)
+        elif char == "\t":
+            out.append("    ")
+        elif unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
