@@ -7,7 +7,7 @@ from tests.test_loop_fakes import (FATAL, POD, FakeTools, ListRecorder, Recordin
                                    ScriptedModel, happy_script, logs_call, make_gate, policy,
                                    report_call, response, text, tool_use)
 from triage_agent import prompts
-from triage_agent.loop import Settings, run_triage
+from triage_agent.loop import Settings, describe_call, run_triage
 from triage_agent.messages import ApiError
 
 
@@ -331,6 +331,12 @@ def test_progress_lines():
                policy=policy(), gate=make_gate(), recorder=ListRecorder(),
                progress=lines.append)
     assert lines[1] == f"[step 2/12] get_logs namespace=prod name={POD} previous=true"
+
+
+def test_a_progress_line_escapes_what_the_model_wrote():
+    # the model's arguments go to the operator's terminal: no escapes, fake lines or overrides
+    line = describe_call("get_pods\nok", {"namespace": "a\x1b[2J\rb\u202ec"})
+    assert line == "get_pods\\nok namespace=a\\x1b[2J\\rb\\u202ec"
 
 
 @pytest.mark.parametrize("reason", ["banana", None])

@@ -68,14 +68,14 @@ class Outcome:
 
 
 def describe_call(name, arguments):
-    """`get_logs namespace=prod name=x previous=true`: a call as one progress line."""
+    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line."""
     if not isinstance(arguments, dict):
         return f"{name} {arguments!r:.80}"
     if name == "write_report":
         arguments = report_digest(arguments)
     parts = [f"{k}={str(v).lower() if isinstance(v, bool) else str(v)[:60]}"
              for k, v in arguments.items()]
-    return " ".join([name] + parts)[:200]
+    return terminal.printable(" ".join([name] + parts), keep_newlines=False)[:200]
 
 
 def report_digest(arguments):
