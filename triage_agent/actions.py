@@ -118,6 +118,11 @@ def build_argv(kind, namespace, target, *, context=None, kubectl="kubectl",
     return argv
 
 
+def is_namespace_name(name) -> bool:
+    """True for a DNS-1123 label of at most 63 characters: what a namespace may be called."""
+    return len(name) <= 63 and re.fullmatch(NAMESPACE_PATTERN, name) is not None
+
+
 def check_arguments(arguments, namespaces) -> "str | None":
     """The first problem with propose_action arguments, or None when they are usable."""
     if not isinstance(arguments, dict):
@@ -132,7 +137,7 @@ def check_arguments(arguments, namespaces) -> "str | None":
     target, reason = arguments["target"], arguments["reason"]
     if kind not in KINDS:
         return f"unknown kind {_show(kind)}; kinds are {', '.join(ACTION_KINDS)}"
-    if len(namespace) > 63 or not re.fullmatch(NAMESPACE_PATTERN, namespace):
+    if not is_namespace_name(namespace):
         return f"namespace {_show(namespace)} is not a valid namespace name"
     if namespace not in namespaces:
         scope = ", ".join(sorted(namespaces)) or "none"

@@ -19,7 +19,6 @@ ends the output quietly, and the exit code is still the outcome's.
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -28,7 +27,6 @@ from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
-NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -84,7 +82,7 @@ def build_parser():
 def check_options(args):
     """Cross-option checks argparse cannot do; returns the namespace tuple."""
     namespaces = tuple(dict.fromkeys(n.strip() for n in args.namespaces.split(",") if n.strip()))
-    bad = [n for n in namespaces if len(n) > 63 or not NAMESPACE.fullmatch(n)]
+    bad = [n for n in namespaces if not actions.is_namespace_name(n)]
     if not namespaces or bad:
         raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
                          "is not a valid namespace name")
