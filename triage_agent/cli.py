@@ -80,7 +80,8 @@ def build_parser():
 
 
 def check_options(args):
-    """Cross-option checks argparse cannot do; returns the namespace tuple."""
+    """Cross-option checks argparse cannot do; returns the namespace tuple and makes
+    --kubeconfig absolute."""
     namespaces = tuple(dict.fromkeys(n.strip() for n in args.namespaces.split(",") if n.strip()))
     bad = [n for n in namespaces if not actions.is_namespace_name(n)]
     if not namespaces or bad:
@@ -96,6 +97,8 @@ def check_options(args):
         value = getattr(args, flag)
         if value is not None and (not value or value.startswith("-")):
             raise UsageError(f"--{flag}: {value!r} is not a usable value")
+    if args.kubeconfig:  # the server, the rendered commands and the gate's runner share it
+        args.kubeconfig = os.path.abspath(args.kubeconfig)
     return namespaces
 
 
@@ -111,7 +114,7 @@ def server_argv(args, namespaces):
     if args.context:
         argv += ["--context", args.context]
     if args.kubeconfig:
-        argv += ["--kubeconfig", os.path.abspath(args.kubeconfig)]
+        argv += ["--kubeconfig", args.kubeconfig]
     return argv
 
 
@@ -171,7 +174,7 @@ def print_outcome(outcome, args, stderr):
     elif outcome.report is not None:
         terminal.print_stdout(report.render_text(
             outcome.report, grounding_warnings=outcome.grounding_warnings, context=args.context,
-            kubeconfig=args.kubeconfig and os.path.abspath(args.kubeconfig)))
+            kubeconfig=args.kubeconfig))
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
@@ -240,7 +243,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig and os.path.abspath(args.kubeconfig))
+                              kubeconfig=args.kubeconfig)
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
