@@ -182,8 +182,7 @@ def print_outcome(outcome, args, stderr):
     for violation in outcome.violations:
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
               f"{violation['tool']}", file=stderr)
-    usage = records.Usage()
-    vars(usage).update(outcome.usage, cost=outcome.cost_usd)
+    usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
     print(records.cost_line(outcome.model, usage), file=stderr)
 
 

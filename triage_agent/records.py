@@ -105,12 +105,14 @@ def cost_usd(model, usage) -> "float | None":
     return _price_one(model, usage)
 
 
+@dataclass
 class Usage:
     """Token totals by kind over a run, and their cost (None once anything was unpriced)."""
-
-    def __init__(self):
-        self.input = self.output = self.cache_read = self.cache_write = 0
-        self.cost = 0.0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: "float | None" = 0.0
 
     def add(self, model, usage) -> "float | None":
         """Add one response's usage; returns that response's cost."""
@@ -125,17 +127,16 @@ class Usage:
         return cost
 
     def as_dict(self) -> dict:
+        """The token totals without the cost (the outcome's `usage`)."""
         return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
                 "cache_write": self.cache_write}
 
 
 def cost_line(model, usage) -> str:
-    """The one human line at the end of a run: tokens by kind and USD (or why not)."""
-    totals = usage.as_dict() if isinstance(usage, Usage) else dict(usage or {})
-    cost = usage.cost if isinstance(usage, Usage) else cost_usd(model, usage)
-    tokens = (f"input {totals.get('input', 0):,} · cache write {totals.get('cache_write', 0):,}"
-              f" · cache read {totals.get('cache_read', 0):,} · output {totals.get('output', 0):,}")
-    money = f"${cost:.4f} (prices of {PRICES_TAKEN})" if cost is not None else \
+    """The one human line at the end of a run: a Usage's tokens by kind and USD (or why not)."""
+    tokens = (f"input {usage.input:,} · cache write {usage.cache_write:,}"
+              f" · cache read {usage.cache_read:,} · output {usage.output:,}")
+    money = f"${usage.cost:.4f} (prices of {PRICES_TAKEN})" if usage.cost is not None else \
         f"$ unknown (no price for {model!r} in the table of {PRICES_TAKEN})"
     return f"cost: {model} · tokens: {tokens} · {money}"
 
