@@ -220,10 +220,12 @@ class _Run:
         is_error = decision.decision != "duplicate"
         self.audit(step, use, decision.decision, is_error, decision.text)
         if decision.violation:
-            self.outcome.violations.append({"step": step, "tool": use["name"],
-                                            "arguments": use.get("input"),
-                                            "decision": decision.decision})
+            self.violation(step, use, decision.decision)
         return decision.text, is_error
+
+    def violation(self, step, use, decision):
+        self.outcome.violations.append({"step": step, "tool": use["name"],
+                                        "arguments": use.get("input"), "decision": decision})
 
     def execute(self, use, entry, arguments, step):
         started = time.time()
@@ -236,11 +238,10 @@ class _Run:
             text, is_error = f"tool call failed ({type(exc).__name__}): {exc}", True
         text = text if isinstance(text, str) else str(text)
         rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
-        self.outcome.tool_calls = self.ledger.tool_calls
         self.audit(step, use, "executed", is_error, text)
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
-                                              arguments=arguments, text=text, is_error=is_error,
-                                              started=started, ended=time.time()))
+                                     arguments=arguments, text=text, is_error=is_error,
+                                     started=started, ended=time.time()))
         return text, is_error
 
     def propose(self, use, arguments, step):
@@ -253,9 +254,7 @@ class _Run:
         self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
         self.audit(step, use, f"proposal_{decision}", is_error, text)
         if decision in VIOLATING_PROPOSALS:
-            self.outcome.violations.append({"step": step, "tool": use["name"],
-                                            "arguments": arguments,
-                                            "decision": f"proposal_{decision}"})
+            self.violation(step, use, f"proposal_{decision}")
         return text, is_error
 
     def write_report(self, use, arguments, step, last):
