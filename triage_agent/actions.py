@@ -34,8 +34,6 @@ KINDS = {
     "delete_pod": ("delete", "pod", "{t}"),
 }
 ACTION_KINDS = tuple(KINDS)
-DECISIONS = ("invalid", "refused", "repeat_denied", "denied", "approved_not_executed",
-             "executed", "failed")
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 NAMESPACE_PATTERN = rf"^{_LABEL}$"             # DNS-1123 label, at most 63

@@ -223,7 +223,6 @@ class Recorder:
         self._stderr, self.quiet, self._clock = stderr, quiet, clock
         self._audit = _JsonlFile(audit_path, "audit log", self._say)
         self._trace = _JsonlFile(trace_path, "trace", self._say)
-        self.audit_path, self.trace_path = audit_path, trace_path
         self.entries = []  # every audit entry of the run, also when no file is given
 
     def _say(self, line):
