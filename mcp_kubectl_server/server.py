@@ -15,7 +15,6 @@ JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -3260
 
 import json
 import queue
-import sys
 import threading
 import time
 import traceback

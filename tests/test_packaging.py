@@ -8,7 +8,6 @@ outside the checkout: a replay against kube_sim through the installed MCP server
 import json
 import os
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
