@@ -296,10 +296,23 @@ def model_call_span(*, step, request, response, started, ended, error=None,
     """
     request = request if isinstance(request, dict) else {}
     response = response if isinstance(response, dict) else {}
-    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
     usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    attributes = _chat_attributes(request, response, usage)
+    if error is not None:
+        attributes["error.type"] = getattr(error, "error_type", None) or type(error).__name__
+    span = _span("chat", f"chat {request.get('model')}", step, started, ended, attributes)
+    span["input"] = _chat_input(request, include_context or (include_context is None
+                                                             and step == 1))
+    span["output"] = {"content": response.get("content"), "stop_reason":
+                      response.get("stop_reason"), "usage": usage}
+    if error is not None:
+        span["error"] = _printable(str(error), 2000)
+    return span
+
+
+def _chat_attributes(request, response, usage) -> dict:
     counts = _tokens(usage) or (0, 0, 0, 0)
-    attributes = {
+    return {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "anthropic",
         "gen_ai.request.model": request.get("model"),
@@ -314,8 +327,12 @@ def model_call_span(*, step, request, response, started, ended, error=None,
         "gen_ai.usage.cache_read.input_tokens": counts[2],
         "gen_ai.usage.cache_creation.input_tokens": counts[1],
     }
-    if error is not None:
-        attributes["error.type"] = getattr(error, "error_type", None) or type(error).__name__
+
+
+def _chat_input(request, with_context) -> dict:
+    """Hashes of the context and messages, the messages since the last assistant turn, and
+    (`with_context`) the context itself."""
+    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
     context = {k: v for k, v in request.items() if k != "messages"}
     start = len(messages)
     while start > 0 and not (isinstance(messages[start - 1], dict)
@@ -324,15 +341,9 @@ def model_call_span(*, step, request, response, started, ended, error=None,
     span_input = {"context_sha256": _sha256(context), "messages_total": len(messages),
                   "messages_sha256": _sha256(messages), "new_messages_from": start,
                   "new_messages": messages[start:]}
-    if include_context or (include_context is None and step == 1):
+    if with_context:
         span_input["context"] = context
-    span = _span("chat", f"chat {request.get('model')}", step, started, ended, attributes)
-    span["input"] = span_input
-    span["output"] = {"content": response.get("content"), "stop_reason":
-                      response.get("stop_reason"), "usage": usage}
-    if error is not None:
-        span["error"] = _printable(str(error), 2000)
-    return span
+    return span_input
 
 
 def tool_span(*, step, name, call_id, arguments, text, is_error, started, ended,
