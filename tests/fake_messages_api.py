@@ -129,6 +129,9 @@ def error_body(status, error_type, message, request_id):
             "request_id": request_id}
 
 
+SMALL_USAGE = {"input_tokens": 10, "output_tokens": 5}  # a cheap turn, for replay fixtures
+
+
 def tool_use(tool_use_id, name, arguments):
     """A tool_use content block."""
     return {"type": "tool_use", "id": tool_use_id, "name": name, "input": arguments}

@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import jsonl, run_cli
 from triage_agent import cli, report
 
@@ -17,11 +18,9 @@ LONG_API = LONG[:56]                                     # what build_toolset ma
 
 
 def message(*uses):
-    blocks = [{"type": "tool_use", "id": f"toolu_{name[:8]}_{i}", "name": name,
-               "input": arguments} for i, (name, arguments) in enumerate(uses)]
-    return {"id": "msg_f", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-            "content": blocks, "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    blocks = [tool_use(f"toolu_{name[:8]}_{i}", name, arguments)
+              for i, (name, arguments) in enumerate(uses)]
+    return response("tool_use", *blocks, usage=SMALL_USAGE)
 
 
 def cli_args(tmp_path, *responses, server_flags=(), extra=()):

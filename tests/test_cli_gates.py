@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.fake_messages_api import SMALL_USAGE, response
 from tests.test_cli import ROOT
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
@@ -18,9 +19,7 @@ PODS_QUOTE = f"{POD} phase=Running ready=0/1 restarts=47"
 
 
 def message(*blocks):
-    return {"id": "msg_g", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-            "content": list(blocks), "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return response("tool_use", *blocks, usage=SMALL_USAGE)
 
 
 def fixture(tmp_path):

@@ -8,6 +8,7 @@ The MCP server here is a small stdio script written to a temp dir, with read-onl
 import json
 import sys
 
+from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import ROOT, run_cli
 
 SERVER = r'''
@@ -45,13 +46,11 @@ for line in sys.stdin:
 
 
 def call(tid, name):
-    return {"type": "tool_use", "id": tid, "name": name, "input": {"namespace": "prod"}}
+    return tool_use(tid, name, {"namespace": "prod"})
 
 
 def message(stop, *blocks):
-    return {"id": "msg_t", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-            "content": list(blocks), "stop_reason": stop,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return response(stop, *blocks, usage=SMALL_USAGE)
 
 
 def setup(tmp_path, *responses, die_on_restart=False):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import ROOT, jsonl
 
 SERVER = r'''
@@ -64,13 +65,11 @@ LAUNCH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);
 
 
 def call(tid, name):
-    return {"type": "tool_use", "id": tid, "name": name, "input": {"namespace": "prod"}}
+    return tool_use(tid, name, {"namespace": "prod"})
 
 
 def message(*blocks):
-    return {"id": "msg_t", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
-            "content": list(blocks), "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return response("tool_use", *blocks, usage=SMALL_USAGE)
 
 
 def wait_for(predicate, what, deadline_s=15):
