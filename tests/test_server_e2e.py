@@ -146,14 +146,21 @@ def test_missing_pod_is_kubectls_own_message(serve):
     assert text == 'kubectl failed (exit 1): Error from server (NotFound): pods "nope-1" not found'
 
 
-def test_kubectl_cache_follows_kubecachedir_through_the_server(serve):
-    # conftest points KUBECACHEDIR at a temp dir; the server must hand it on to kubectl.
-    server, sim, _ = serve("healthy")
-    ok(server, "get_pods", {"namespace": "prod"})
-    server.close()
+def test_kubectl_cache_follows_kubecachedir_through_the_server(kube_sim, tmp_path):
+    # The server must hand KUBECACHEDIR on to kubectl. HOME is a fresh dir of this test's, so
+    # kubectl's default cache ($HOME/.kube/cache) is checked exactly, whatever earlier runs left.
+    sim, home, cache = kube_sim("healthy"), tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig,
+                           "--quiet", env=dict(os.environ, HOME=str(home), KUBECACHEDIR=str(cache)))
+    try:
+        server.initialize()
+        ok(server, "get_pods", {"namespace": "prod"})
+    finally:
+        server.close()
     entry = "127.0.0.1_" + sim.url.rsplit(":", 1)[1]
-    assert (Path(os.environ["KUBECACHEDIR"]) / "discovery" / entry).is_dir()
-    assert not (Path.home() / ".kube" / "cache" / "discovery" / entry).exists()
+    assert (cache / "discovery" / entry).is_dir()
+    assert not (home / ".kube").exists()
 
 
 def cluster_file(tmp_path, *, objects=(), forbidden=()):
