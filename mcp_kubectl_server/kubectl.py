@@ -15,7 +15,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-ALLOWED_VERBS = ("get", "logs", "version", "config")
+# version is for --check; nothing calls `config` (it could print credentials: config view --raw)
+ALLOWED_VERBS = ("get", "logs", "version")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 POLL_SECONDS = 0.05
 

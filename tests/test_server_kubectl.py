@@ -12,7 +12,8 @@ from tests.test_server_support import recording_kubectl
 
 def test_only_allow_listed_verbs():
     kubectl = Kubectl("kubectl")
-    for verb in ("delete", "exec", "apply", "edit", "patch", "rollout", "proxy", "cp", "-A", "--kubeconfig"):
+    for verb in ("delete", "exec", "apply", "edit", "patch", "rollout", "proxy", "cp", "config", "-A",
+                 "--kubeconfig"):
         with pytest.raises(ValueError):
             kubectl.argv(verb, [])
 
