@@ -1,1 +1,1 @@
-"""Tests (pytest): a package so test modules can share helpers (tests.fake_messages_api, tests.test_cli)."""
+"""Tests (pytest). A package, so test modules can share helpers such as fake_messages_api."""
