@@ -1,4 +1,4 @@
-"""Command line: parse options, wire the seams (model, MCP tools, gate, recorder), print the outcome.
+"""Command line: parse options, wire the seams (model, MCP tools, gate, recorder), show the outcome.
 
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
 
