@@ -8,11 +8,13 @@ import json
 import os
 import subprocess
 import sys
+from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
-from triage_agent import report, schema
+from triage_agent import cli, report, schema
+from triage_agent.loop import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 REPLAY = ROOT / "fixtures" / "replay"
@@ -169,3 +171,11 @@ def test_tool_budget_from_the_cli(kube_sim, tmp_path):
     assert out.returncode == 3 and outcome["tool_calls"] == 1, out.stderr
     assert out.stderr.count("· budget_spent · error") == 2
     assert "[budget: 0 tool calls and 11 model calls left]" in trace.read_text()
+
+
+def test_a_violation_line_escapes_the_model_s_tool_name(capsys):
+    outcome = Outcome(stop="max_steps", model="claude-opus-5-5", violations=[
+        {"step": 1, "tool": "x\x1b[2J\nfake\u202e", "arguments": {}, "decision": "unknown_tool"}])
+    cli.print_outcome(outcome, Namespace(json=False, context=None, kubeconfig=None), sys.stderr)
+    err = capsys.readouterr().err
+    assert "violation at step 1: unknown_tool x\\x1b[2J\\nfake\\u202e\n" in err

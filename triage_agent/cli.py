@@ -179,9 +179,10 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
         print(f"triage-agent: {outcome.error}", file=stderr)
-    for violation in outcome.violations:
+    for violation in outcome.violations:  # the tool name is the model's: an unknown one too
+        tool = terminal.printable(violation["tool"], keep_newlines=False)
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
-              f"{violation['tool']}", file=stderr)
+              f"{tool}", file=stderr)
     usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
     print(records.cost_line(outcome.model, usage), file=stderr)
 
