@@ -12,12 +12,19 @@ from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import ROOT, run_cli
 
 SERVER = r'''
-import json, os, sys
-marker = sys.argv[1]
-with open(marker, "a") as f:
+import json, os, signal, sys
+pidfile = sys.argv[1]                     # its pid, written whole; every start adds a line to .starts
+with open(pidfile + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(pidfile + ".tmp", pidfile)
+with open(pidfile + ".starts", "a") as f:
     f.write("start\n")
-if open(marker).read().count("start") > 1 and "--die-on-restart" in sys.argv:
+if open(pidfile + ".starts").read().count("start") > 1 and "--die-on-restart" in sys.argv:
     sys.exit("fatal: cannot come back")
+if "--stall" in sys.argv:                 # never answers initialize
+    signal.pause()
+if "--linger" in sys.argv:                # outlives the end of its input and ignores SIGTERM
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 RO = {"readOnlyHint": True}
 TOOLS = [{"name": n, "description": n, "annotations": RO,
           "inputSchema": {"type": "object", "properties": {"namespace": {"type": "string"}}}}
@@ -42,6 +49,10 @@ for line in sys.stdin:
         # get_logs: never answers
     elif rid is not None:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+if "--linger" in sys.argv:
+    open(pidfile + ".eof", "w").close()
+    while True:
+        signal.pause()
 '''
 
 
@@ -58,7 +69,7 @@ def setup(tmp_path, *responses, die_on_restart=False):
     server.write_text(SERVER)
     fixture = tmp_path / "fixture.json"
     fixture.write_text(json.dumps({"description": "t", "responses": list(responses)}))
-    command = f"{sys.executable} {server} {tmp_path / 'marker'}"
+    command = f"{sys.executable} {server} {tmp_path / 'server.pid'}"
     if die_on_restart:
         command += " --die-on-restart"
     return ["web pods fail", "--namespaces", "prod", "--replay", str(fixture), "--mcp", command,

@@ -23,41 +23,8 @@ import pytest
 
 from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import ROOT, jsonl
+from tests.test_cli_mcp import SERVER
 
-SERVER = r'''
-import json, os, signal, sys
-pidfile = sys.argv[1]
-with open(pidfile + ".tmp", "w") as f:
-    f.write(str(os.getpid()))
-os.rename(pidfile + ".tmp", pidfile)
-if "--stall" in sys.argv:       # never answers initialize
-    signal.pause()
-if "--linger" in sys.argv:      # outlives the end of its input and ignores SIGTERM
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-RO = {"readOnlyHint": True}
-TOOLS = [{"name": n, "description": n, "annotations": RO,
-          "inputSchema": {"type": "object", "properties": {"namespace": {"type": "string"}}}}
-         for n in ("get_pods", "get_logs")]
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    rid, method = m.get("id"), m.get("method")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25",
-              "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "0"}}})
-    elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
-    elif method == "tools/call" and m["params"]["name"] == "get_pods":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [
-            {"type": "text", "text": "web-1 Running"}], "isError": False}})
-    elif rid is not None and method != "tools/call":  # get_logs: never answers
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
-if "--linger" in sys.argv:
-    open(pidfile + ".eof", "w").close()
-    while True:
-        signal.pause()
-'''
 
 LAUNCH = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
           "signal.signal(signal.SIGHUP, getattr(signal, sys.argv[1])); "

@@ -67,7 +67,8 @@ def test_kubectl_cache_stays_out_of_home(tmp_path):
 
 def test_sigterm_is_passed_on_and_nothing_is_left_running(tmp_path):
     """A killed `make demo`: the CLI gets the signal, writes its outcome, stops its MCP server."""
-    from tests.test_cli_signals import SERVER, alive, call, message, wait_for
+    from tests.test_cli_mcp import SERVER
+    from tests.test_cli_signals import alive, call, message, wait_for
     (tmp_path / "server.py").write_text(SERVER)
     pidfile = tmp_path / "server.pid"
     fixture = tmp_path / "fixture.json"
