@@ -20,10 +20,12 @@ import time
 import traceback
 
 from . import __version__
+from .families import HANDLERS as FAMILY_HANDLERS
+from .families import TOOLS, run_family_tool
 from .handlers import run_tool
 from .kubectl import CancelledError
 from .redact import redact
-from .tools import TOOLS, check_arguments, check_scope
+from .tools import check_arguments, check_scope
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_LINE_BYTES = 1024 * 1024
@@ -216,8 +218,9 @@ class Server:
         elif refusal:
             text, is_error = refusal, True
         else:
-            text, is_error = run_tool(self.kubectl.for_one_call(), name, arguments,
-                                      cancelled=lambda: self.cancellations.is_cancelled(request_id))
+            run = run_family_tool if name in FAMILY_HANDLERS else run_tool
+            text, is_error = run(self.kubectl.for_one_call(), name, arguments,
+                                 cancelled=lambda: self.cancellations.is_cancelled(request_id))
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
         return {"content": [{"type": "text", "text": text}], "isError": is_error}

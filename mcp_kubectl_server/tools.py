@@ -8,6 +8,7 @@ defaults in MCP are the unsafe ones.
 """
 
 from dataclasses import dataclass
+from dataclasses import field as _field
 
 from .validate import DNS1123_LABEL, DNS1123_SUBDOMAIN, SELECTOR_MAX, SELECTOR_PATTERN
 from .validate import check_label, check_selector, check_subdomain
@@ -29,6 +30,7 @@ class Tool:
     description: str
     properties: dict
     required: tuple
+    checks: dict = _field(default_factory=dict)  # field -> check, where the shared one does not fit
 
     def definition(self, allowed_namespaces):
         """The tools/list entry; the allowed namespaces are spelled out for the model."""
@@ -84,9 +86,10 @@ _CHECKS = {"namespace": check_label, "name": check_subdomain, "container": check
            "selector": check_selector}
 
 
-def _check_value(field, value):
-    if field in _CHECKS:
-        return _CHECKS[field](field, value)
+def _check_value(tool, field, value):
+    check = tool.checks.get(field) or _CHECKS.get(field)
+    if check:
+        return check(field, value)
     if field == "previous" and not isinstance(value, bool):
         return f"previous: must be true or false, got {value!r:.40}"
     if field == "tail" and (isinstance(value, bool) or not isinstance(value, int)
@@ -106,7 +109,7 @@ def check_arguments(tool, arguments):
             problems.append(f"{field}: is required")
     for field in tool.properties:
         if field in arguments:
-            problem = _check_value(field, arguments[field])
+            problem = _check_value(tool, field, arguments[field])
             if problem:
                 problems.append(problem)
     return problems

@@ -18,10 +18,10 @@ names and sizes only. Secrets are never read: this tool reads ConfigMaps and not
 from datetime import datetime, timezone
 
 from .digest import age, one_line
-from .handlers import ToolFailure
+from .raw_reader import ReadError
 from .redact import MASK, is_secret_key, redact
 from .tools import _NAMESPACE, Tool
-from .validate import DNS1123_SUBDOMAIN
+from .validate import DNS1123_SUBDOMAIN, check_object_name
 
 VALUE_CHARS_MAX = 2000
 VALUE_LINES_MAX = 40
@@ -39,7 +39,7 @@ TOOL = Tool(
      "name": {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
               "description": "Exact ConfigMap name, e.g. billing-config (from describe_pod's env "
                              "sources or volumes)."}},
-    ("namespace", "name"))
+    ("namespace", "name"), checks={"name": check_object_name})
 
 
 def _cut(text, limit):
@@ -97,12 +97,12 @@ def get_config(reader, args):
     ns, name = args["namespace"], args["name"]
     try:
         cm = reader.get_json(f"/api/v1/namespaces/{ns}/configmaps/{name}")
-    except ToolFailure as exc:
+    except ReadError as exc:
         if "not found" not in str(exc).lower():
             raise
         names = [(c.get("metadata") or {}).get("name", "?") for c in
                  reader.list_json(f"/api/v1/namespaces/{ns}/configmaps").get("items") or []]
-        raise ToolFailure(f'configmap "{name}" not found in namespace {ns}; ConfigMaps there: '
+        raise ReadError(f'configmap "{name}" not found in namespace {ns}; ConfigMaps there: '
                           + (", ".join(names[:50]) or "none")) from None
     return config_digest(cm)
 

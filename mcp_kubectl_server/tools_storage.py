@@ -11,7 +11,7 @@ list of every volume, which would name other namespaces' claims). Digest, claims
 """
 
 from .digest import one_line, sorted_events
-from .handlers import ToolFailure
+from .raw_reader import ReadError
 from .tools import _NAMESPACE, Tool
 
 CLAIMS_MAX = 100
@@ -126,7 +126,7 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
 def _volume_words(reader, name):
     try:
         pv = reader.get_json(f"/api/v1/persistentvolumes/{name}")
-    except ToolFailure as exc:
+    except ReadError as exc:
         return f"volume not readable: {one_line(exc, 120)}"
     spec, status = pv.get("spec") or {}, pv.get("status") or {}
     words = f"volume phase={status.get('phase', '?')} reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}"
@@ -141,7 +141,7 @@ def get_storage(reader, args):
     try:
         events = reader.list_json(f"/api/v1/namespaces/{ns}/events",
                                   {"fieldSelector": "involvedObject.kind=PersistentVolumeClaim"})
-    except ToolFailure:
+    except ReadError:
         events = {}  # the claims still tell most of the story without their events
     bound = sorted({(c.get("spec") or {}).get("volumeName") for c in claims.get("items") or []} - {None, ""})
     volumes = {name: _volume_words(reader, name) for name in bound[:CLAIMS_MAX]}
