@@ -18,9 +18,9 @@ names and sizes only. Secrets are never read: this tool reads ConfigMaps and not
 from datetime import datetime, timezone
 
 from .digest import age, one_line
-from .raw_reader import ReadError
+from .errors import ReadError
 from .redact import MASK, is_secret_key, redact
-from .tools import _NAMESPACE, Tool
+from .tools import NAMESPACE, Tool
 from .validate import DNS1123_SUBDOMAIN, check_object_name
 
 VALUE_CHARS_MAX = 2000
@@ -35,7 +35,7 @@ TOOL = Tool(
     "for a ConfigMap a pod reads (describe_pod lists each container's configMapRef and "
     "configMapKeyRef sources) when a setting may be wrong or missing. Secrets are never read by "
     "any tool: describe_pod names the Secret and key a container references.",
-    {"namespace": _NAMESPACE,
+    {"namespace": NAMESPACE,
      "name": {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
               "description": "Exact ConfigMap name, e.g. billing-config (from describe_pod's env "
                              "sources or volumes)."}},
@@ -107,5 +107,6 @@ def get_config(reader, args):
     return config_digest(cm)
 
 
-TOOLS = {TOOL.name: TOOL}
+ORDER = 21  # after get_services
+TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_config}

@@ -13,7 +13,7 @@ Used figures are the quota controller's own (status.used), never recomputed here
 """
 
 from .quantity import parse_quantity, percent
-from .tools import _NAMESPACE, Tool
+from .tools import NAMESPACE, Tool
 
 LIMIT_FIELDS = ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio")
 
@@ -23,7 +23,7 @@ TOOL = Tool(
     "the limit flagged, and its LimitRanges (defaults, min and max per container or pod). Use it "
     "when a ReplicaSet, Job or StatefulSet cannot create pods (FailedCreate, 'exceeded quota', "
     "'forbidden'), when a scale-up does not happen, or when pods get limits nobody set.",
-    {"namespace": _NAMESPACE}, ("namespace",))
+    {"namespace": NAMESPACE}, ("namespace",))
 
 
 def quota_lines(quota):
@@ -90,5 +90,6 @@ def get_quotas(reader, args):
     return quotas_digest(quotas, ranges, namespace=ns)
 
 
-TOOLS = {TOOL.name: TOOL}
+ORDER = 23  # after get_storage
+TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_quotas}

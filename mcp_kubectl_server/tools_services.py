@@ -13,7 +13,7 @@ by name, that no container of the matched pods declares is a problem line of its
 """
 
 from .digest import one_line
-from .tools import _NAMESPACE, Tool
+from .tools import NAMESPACE, Tool
 
 SERVICES_MAX = 100
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
@@ -25,7 +25,7 @@ TOOL = Tool(
     "one line when a selector matches no pod or a target port matches no container port. Use it "
     "when clients cannot reach a service (connection refused, 503 from a proxy, no endpoints) "
     "while its pods look healthy.",
-    {"namespace": _NAMESPACE}, ("namespace",))
+    {"namespace": NAMESPACE}, ("namespace",))
 
 
 def selects(selector, labels):
@@ -153,5 +153,6 @@ def get_services(reader, args):
     return services_digest(services, slices, pods, namespace=ns)
 
 
-TOOLS = {TOOL.name: TOOL}
+ORDER = 20  # after the pod and workload tools
+TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_services}

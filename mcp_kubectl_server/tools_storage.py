@@ -11,8 +11,8 @@ list of every volume, which would name other namespaces' claims). Digest, claims
 """
 
 from .digest import one_line, sorted_events
-from .raw_reader import ReadError
-from .tools import _NAMESPACE, Tool
+from .errors import ReadError
+from .tools import NAMESPACE, Tool
 
 CLAIMS_MAX = 100
 DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class",
@@ -26,7 +26,7 @@ TOOL = Tool(
     "warning event, and the StorageClasses that exist (name, provisioner, default or not). Says "
     "in one line when a claim names a storage class that does not exist. Use it when a pod is "
     "Pending on unbound PersistentVolumeClaims or fails to mount a volume.",
-    {"namespace": _NAMESPACE}, ("namespace",))
+    {"namespace": NAMESPACE}, ("namespace",))
 
 
 def is_default(sc):
@@ -148,5 +148,6 @@ def get_storage(reader, args):
     return storage_digest(claims, classes, pods, namespace=ns, volumes=volumes, events=events)
 
 
-TOOLS = {TOOL.name: TOOL}
+ORDER = 22  # after get_config
+TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_storage}
