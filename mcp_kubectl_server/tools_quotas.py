@@ -17,6 +17,7 @@ from .tools import NAMESPACE, Tool
 
 LIMIT_FIELDS = ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio")
 
+ORDER = 23  # after get_storage
 TOOL = Tool(
     "get_quotas", "Quotas and limit ranges",
     "The ResourceQuotas of one namespace, hard versus used for each resource with those at or over "
@@ -90,6 +91,5 @@ def get_quotas(reader, args):
     return quotas_digest(quotas, ranges, namespace=ns)
 
 
-ORDER = 23  # after get_storage
 TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_quotas}

@@ -18,6 +18,7 @@ from .tools import NAMESPACE, Tool
 SERVICES_MAX = 100
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
+ORDER = 20  # after the pod and workload tools
 TOOL = Tool(
     "get_services", "Services and endpoints",
     "Every Service of one namespace: type, cluster IP, ports -> target ports, selector, ready and "
@@ -153,6 +154,5 @@ def get_services(reader, args):
     return services_digest(services, slices, pods, namespace=ns)
 
 
-ORDER = 20  # after the pod and workload tools
 TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_services}

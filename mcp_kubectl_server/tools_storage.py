@@ -19,6 +19,7 @@ DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class",
                  "storageclass.beta.kubernetes.io/is-default-class")
 MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
 
+ORDER = 22  # after get_config
 TOOL = Tool(
     "get_storage", "Volumes and storage classes",
     "The PersistentVolumeClaims of one namespace (phase, storage class, requested and bound "
@@ -148,6 +149,5 @@ def get_storage(reader, args):
     return storage_digest(claims, classes, pods, namespace=ns, volumes=volumes, events=events)
 
 
-ORDER = 22  # after get_config
 TOOLS = [TOOL]
 HANDLERS = {TOOL.name: get_storage}

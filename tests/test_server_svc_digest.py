@@ -6,7 +6,7 @@ from fractions import Fraction
 import pytest
 
 from mcp_kubectl_server.quantity import parse_quantity, percent
-from mcp_kubectl_server.tools_config import VALUE_CHARS_MAX, VALUE_LINES_MAX, config_digest
+from mcp_kubectl_server.tools_config import TOTAL_CHARS_MAX, VALUE_CHARS_MAX, VALUE_LINES_MAX, config_digest
 from mcp_kubectl_server.tools_quotas import quotas_digest
 from mcp_kubectl_server.tools_services import services_digest
 from mcp_kubectl_server.tools_storage import storage_digest
@@ -135,6 +135,14 @@ def test_config_cuts_many_lines_and_never_shows_binary_data():
     assert "more lines" in text
     assert "cert.der: (binary, about 300 bytes, not shown)" in text and "AAAA" not in text
     assert "holds no keys" in config_digest(configmap({}), now=NOW)
+
+
+def test_config_secret_named_keys_show_no_value_at_all_and_the_output_stays_bounded():
+    text = config_digest(configmap({"api_token": "line one\nline two", "tls.private_key": "abc"}), now=NOW)
+    assert "api_token=[REDACTED]" in text and "line one" not in text
+    assert "tls.private_key=[REDACTED]" in text and "abc" not in text.split("---")[-2]
+    many = config_digest(configmap({f"KEY_{i:03d}": "v" * 1000 for i in range(100)}), now=NOW)
+    assert len(many) < TOTAL_CHARS_MAX + 2000 and "more keys not shown" in many
 
 
 def test_config_control_characters_and_frame_markers_cannot_escape_the_frame():
