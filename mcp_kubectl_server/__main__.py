@@ -12,6 +12,7 @@ Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options,
 
 import argparse
 import json
+import os
 import signal
 import sys
 
@@ -89,11 +90,14 @@ def main(argv=None):
                         stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
         return server.serve()
     except KeyboardInterrupt:
-        return 130
+        code = 130
     except _Stopped as stop:
-        return stop.code
+        code = stop.code
     finally:
         reader.close()
+    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

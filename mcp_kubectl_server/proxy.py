@@ -13,7 +13,8 @@ unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line;
 `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
-decides when to start it again (once per failed read) and reports `stderr_tail()`.
+decides when to `restart()` it (once per failed read) and reports its exit code (`settle()`)
+and `stderr_tail()`.
 """
 
 import os
@@ -155,6 +156,24 @@ class Proxy:
                                         daemon=True)]
         self._pumps[0].start()
         self._wait_ready()
+
+    def restart(self):
+        """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
+        with self._lock:
+            self._start()
+
+    def settle(self, wait=0.5):
+        """The exit code of a child that has exited or exits within `wait` seconds, else None;
+        its stderr is then read to the end."""
+        if self.proc is None:
+            return None
+        try:
+            code = self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+        for pump in self._pumps:
+            pump.join(timeout=1)
+        return code
 
     def _wait_ready(self):
         """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""

@@ -7,8 +7,9 @@
 connection; `for_call(cancelled=)` gives a view whose reads together end within `timeout` (a
 tool call may read several times) and stop when the call is cancelled: `interrupt()`, called
 from another thread, shuts the socket so a blocked read returns at once. A read that fails on
-the connection is tried once more, after starting the proxy again when it died. Only GET is
-ever sent: there is no other method in this module.
+the connection is tried again: on a new connection when a kept-alive one went stale, and once
+after starting the proxy again (the proxy is not serving when a new connection fails). Only GET
+is ever sent: there is no other method in this module.
 """
 
 import copy
@@ -68,19 +69,25 @@ class _Channel:
         self.lock = threading.Lock()  # guards conn against interrupt() from another thread
 
     def open(self, timeout):
+        """(connection, reused): the kept-alive connection, or a new one to a running proxy."""
         path = self.proxy.ensure()
         with self.lock:
-            if self.conn is None or self.conn.socket_path != path:
+            reused = self.conn is not None and self.conn.socket_path == path
+            if not reused:
+                self.drop_locked()
                 self.conn = UnixHTTPConnection(path, timeout=timeout)
                 self.conn.connect()
             self.conn.sock.settimeout(timeout)
-            return self.conn
+            return self.conn, reused
+
+    def drop_locked(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def drop(self):
         with self.lock:
-            if self.conn is not None:
-                self.conn.close()
-                self.conn = None
+            self.drop_locked()
 
     def interrupt(self):
         with self.lock:
@@ -150,11 +157,12 @@ class Reader:
         if not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
         target = path + ("?" + urlencode(query) if query else "")
-        for attempt in (1, 2):
+        stale_retried = restarted = False
+        while True:
             self._check_cancelled()
-            remaining = self._remaining()
+            reused = False
             try:
-                conn = self._channel.open(remaining)
+                conn, reused = self._channel.open(self._remaining())
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()
@@ -166,16 +174,23 @@ class Reader:
                 self._check_cancelled()
                 if isinstance(exc, TimeoutError) or self._remaining() <= 0.001:
                     raise ReadError(_timeout_text(self.timeout)) from None
-                if attempt == 1:
-                    continue  # a stale kept-alive connection, or a proxy that died: once more
-                raise ReadError(self._connection_text(exc)) from None
+                if reused and not stale_retried and self.proxy.alive():
+                    stale_retried = True  # the proxy closed an idle connection: a new one
+                elif not restarted:
+                    restarted = True  # a new connection failed: the proxy is not serving
+                    try:
+                        self.proxy.restart()
+                    except ProxyError as failed:
+                        raise ReadError(str(failed)) from None
+                else:
+                    raise ReadError(self._connection_text(exc)) from None
+                continue
             if response.will_close:
                 self._channel.drop()
             if response.status != 200:
                 raise ReadError(http_error_text(response.status, response.getheader("Content-Type", ""),
                                                 body, path=path, namespaces=self.namespaces))
             return body
-        raise AssertionError("unreachable")
 
     def _remaining(self):
         deadline = self._deadline or time.monotonic() + self.timeout
@@ -190,13 +205,14 @@ class Reader:
             raise CancelledError()
 
     def _connection_text(self, exc):
-        proxy = self._channel.proxy
-        if not proxy.alive():
-            code = proxy.proc.returncode if proxy.proc is not None else "?"
-            tail = proxy.stderr_tail() or "it wrote nothing on stderr"
+        proxy = self.proxy
+        code = proxy.settle()
+        tail = proxy.stderr_tail() or "it wrote nothing on stderr"
+        if code is not None:
             return (f"the kubectl proxy exited (code {code}) and exited again after one restart: {tail};"
                     " the operator should check kubectl and the cluster connection")
-        return f"the connection to the kubectl proxy failed twice ({type(exc).__name__}: {exc}); try again"
+        return (f"the kubectl proxy stopped answering, also after one restart ({type(exc).__name__}:"
+                f" {exc}); its stderr: {tail}; try again later")
 
 
 def _read_capped(response, cap):
