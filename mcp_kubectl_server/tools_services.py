@@ -42,8 +42,8 @@ def pod_ready(pod):
 def _ports_text(ports):
     out = []
     for p in ports or []:
-        front = f"{p.get('port')}" + (f":{p['nodePort']}" if p.get("nodePort") else "")
-        out.append(f"{front}/{p.get('protocol', 'TCP')}->{p.get('targetPort', p.get('port'))}")
+        front = f"{p.get('port', '?')}" + (f":{p['nodePort']}" if p.get("nodePort") else "")
+        out.append(f"{front}/{p.get('protocol', 'TCP')}->{p.get('targetPort', p.get('port', '?'))}")
     return ",".join(out) or "none"
 
 
@@ -78,6 +78,8 @@ def _port_problems(service, matched):
     problems = []
     for p in (service.get("spec") or {}).get("ports") or []:
         target = p.get("targetPort", p.get("port"))
+        if target is None or isinstance(target, bool):
+            continue
         if isinstance(target, str) and not target.isdigit():
             if not any(name == target for name, _ in declared):
                 problems.append(f"target port {target} (a port name) matches no container port of the "

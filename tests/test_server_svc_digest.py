@@ -93,6 +93,13 @@ def test_not_ready_pods_selectorless_and_external_name_services():
     assert services_digest(items(), items(), items(), namespace="prod") == "no Services in namespace prod"
 
 
+def test_malformed_service_ports_do_not_break_the_digest():
+    broken = service("odd", selector={"app": "odd"})
+    broken["spec"]["ports"] = [{"protocol": "TCP"}, {"port": 81, "targetPort": "8081"}]
+    text = services_digest(items(broken), items(), items(pod("odd-1", labels={"app": "odd"})), namespace="prod")
+    assert "ports=?/TCP->?,81/TCP->8081" in text and "target port 8081 matches no declared" in text
+
+
 def test_finished_pods_do_not_count_as_matches():
     text = services_digest(items(service("job", selector={"app": "job"})), items(),
                            items(pod("job-1", labels={"app": "job"}, phase="Succeeded")), namespace="prod")
