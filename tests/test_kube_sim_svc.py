@@ -155,3 +155,16 @@ def test_derive_ignores_selectorless_services_and_finished_pods():
     done = [dict(p, status=dict(p["status"], phase="Succeeded")) for p in pods]
     assert "subsets" not in derive("endpoints", [checkout], done)[0]
     assert resolve_port(pods[0], "http") == 8080 and resolve_port(pods[0], "grpc") is None
+
+
+@pytest.mark.parametrize("cluster, args, expected", [
+    ("missing-secret", ("configmap", "billing-config", "-n", "prod"), "DB_HOST:"),
+    ("pvc-pending", ("pv",), "Claim:"),
+    ("pvc-pending", ("storageclass", "gp3"), "IsDefaultClass:        Yes"),
+    ("quota-blocked", ("resourcequota", "prod-quota", "-n", "prod"), "pods             5       5"),
+    ("service-selector", ("endpoints", "checkout", "-n", "prod"), "Addresses:"),
+    ("service-selector", ("endpointslices", "-n", "prod", "-l", "kubernetes.io/service-name=checkout"),
+     "AddressType:  IPv4"),
+])
+def test_kubectl_describe_works_for_every_new_kind(kube_sim, cluster, args, expected):
+    assert expected in ok(kube_sim(cluster), "describe", *args)
