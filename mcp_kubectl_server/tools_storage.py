@@ -2,7 +2,8 @@
 
 Reads: claims, pods and Warning events of the namespace, the StorageClasses (cluster-scoped,
 names and provisioners only) and, for each bound claim, its PersistentVolume by name (never a
-list of every volume, which would name other namespaces' claims). Digest, claims not Bound first:
+list of every volume, which would name other namespaces' claims; a volume whose claimRef is not
+this claim is only said to belong to another one). Digest, claims not Bound first:
 
     storage in prod: 2 claims (1 not Bound); storage classes: gp3 (default, ebs.csi.aws.com), ...
     ledger-data phase=Pending class=fast-ssd requested=20Gi access=RWO volume=none used-by=ledger-...
@@ -74,6 +75,18 @@ def _class_problem(pvc, classes):
     return None, wanted
 
 
+def volume_words(pv, *, namespace, claim):
+    """The bound volume in a few words; a volume bound to another claim is not described."""
+    if not isinstance(pv, dict):
+        return str(pv)  # why it could not be read
+    spec, status = pv.get("spec") or {}, pv.get("status") or {}
+    ref = spec.get("claimRef") or {}
+    if ref and (ref.get("namespace"), ref.get("name")) != (namespace, claim):
+        return "volume is bound to another claim"  # whose: outside this tool's scope
+    words = f"volume phase={status.get('phase', '?')} reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}"
+    return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
+
+
 def claim_block(pvc, *, classes, users, volumes, warnings):
     """(problem: bool, lines) for one claim."""
     md, spec, status = pvc.get("metadata") or {}, pvc.get("spec") or {}, pvc.get("status") or {}
@@ -85,9 +98,8 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
     if (status.get("capacity") or {}).get("storage"):
         line += f" capacity={status['capacity']['storage']}"
     line += f" access={modes or 'none'} volume={spec.get('volumeName') or 'none'}"
-    volume = volumes.get(spec.get("volumeName"))
-    if volume:
-        line += f" ({volume})"
+    if spec.get("volumeName") in volumes:
+        line += f" ({volume_words(volumes[spec['volumeName']], namespace=md.get('namespace'), claim=name)})"
     pods = users.get(name, [])
     line += " used-by=" + (",".join(pods[:5]) + (" ..." if len(pods) > 5 else "") if pods else "none")
     lines = [line]
@@ -101,7 +113,7 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
 
 
 def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None, events=None):
-    """The get_storage text. volumes: {name: 'phase=Bound reclaim=Delete'}; events: a list."""
+    """The get_storage text. volumes: {name: PersistentVolume or why it is unreadable}; events: a list."""
     claims = claim_list.get("items") or []
     classes = class_list.get("items") or []
     warnings = {}
@@ -124,14 +136,11 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
     return "\n".join(lines)
 
 
-def _volume_words(reader, name):
+def _read_volume(reader, name):
     try:
-        pv = reader.get_json(f"/api/v1/persistentvolumes/{name}")
+        return reader.get_json(f"/api/v1/persistentvolumes/{name}")
     except ReadError as exc:
         return f"volume not readable: {one_line(exc, 120)}"
-    spec, status = pv.get("spec") or {}, pv.get("status") or {}
-    words = f"volume phase={status.get('phase', '?')} reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}"
-    return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
 
 
 def get_storage(reader, args):
@@ -145,7 +154,7 @@ def get_storage(reader, args):
     except ReadError:
         events = {}  # the claims still tell most of the story without their events
     bound = sorted({(c.get("spec") or {}).get("volumeName") for c in claims.get("items") or []} - {None, ""})
-    volumes = {name: _volume_words(reader, name) for name in bound[:CLAIMS_MAX]}
+    volumes = {name: _read_volume(reader, name) for name in bound[:CLAIMS_MAX]}
     return storage_digest(claims, classes, pods, namespace=ns, volumes=volumes, events=events)
 
 

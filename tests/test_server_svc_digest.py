@@ -180,6 +180,21 @@ def claim(name, *, cls="gp3", phase="Pending", volume=None, **spec):
     return out
 
 
+def volume(claim_name, namespace="prod"):
+    return {"metadata": {"name": "pvc-1"}, "status": {"phase": "Bound"},
+            "spec": {"persistentVolumeReclaimPolicy": "Delete",
+                     "claimRef": {"namespace": namespace, "name": claim_name}}}
+
+
+def test_storage_volume_of_another_claim_is_not_described():
+    text = storage_digest(items(claim("data", volume="pvc-1")), items(storage_class("gp3")), items(),
+                          namespace="prod", volumes={"pvc-1": volume("ledger", namespace="payroll")})
+    assert "volume=pvc-1 (volume is bound to another claim)" in text and "payroll" not in text
+    unreadable = storage_digest(items(claim("data", volume="pvc-1")), items(storage_class("gp3")), items(),
+                                namespace="prod", volumes={"pvc-1": "volume not readable: 403"})
+    assert "volume=pvc-1 (volume not readable: 403)" in unreadable
+
+
 def test_storage_missing_class_users_and_last_warning():
     mounts = [{"name": "data", "persistentVolumeClaim": {"claimName": "ledger-data"}}]
     warning = {"type": "Warning", "reason": "ProvisioningFailed", "count": 142,
@@ -189,7 +204,7 @@ def test_storage_missing_class_users_and_last_warning():
     text = storage_digest(items(claim("backups", volume="pvc-1"), claim("ledger-data", cls="fast-ssd")),
                           items(storage_class("gp3", default=True), storage_class("io2")),
                           items(pod("ledger-1", labels={}, volumes=mounts)), namespace="prod",
-                          volumes={"pvc-1": "volume phase=Bound reclaim=Delete"}, events=items(warning))
+                          volumes={"pvc-1": volume("backups")}, events=items(warning))
     lines = text.splitlines()
     assert lines[0] == ("storage in prod: 2 claims (1 not Bound or with a problem); storage classes: "
                         "gp3 (default, ebs.csi.aws.com), io2 (ebs.csi.aws.com)")
