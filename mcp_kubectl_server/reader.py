@@ -122,6 +122,10 @@ class Reader:
         view._cancelled = cancelled
         return view
 
+    def prepare(self):
+        """Launch the proxy now, without waiting (a client connected: its first read is near)."""
+        self._channel.proxy.prepare()
+
     def interrupt(self):
         """From another thread: make a read in progress return now (it then checks `cancelled`)."""
         self._channel.interrupt()
