@@ -11,8 +11,8 @@ independent refusal of the subresources that reach into workloads (exec, attach,
 proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
-`Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line;
-`stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
+`Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
+(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
 decides when to `restart()` it (once per failed read) and reports its exit code (`settle()`)
 and `stderr_tail()`.
 """
@@ -120,6 +120,8 @@ class Proxy:
         self._dir = None
         self._stderr = deque(maxlen=STDERR_LINES)
         self._pumps = []
+        self._ready = None
+        self._serving = False
         self._lock = threading.Lock()
 
     def argv(self, socket_path):
@@ -129,20 +131,39 @@ class Proxy:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def ensure(self):
-        """The socket path of a running proxy, starting one when none runs (ProxyError if it cannot)."""
+    def prepare(self):
+        """Launch the child now without waiting for it, so that its start overlaps other work;
+        the first `ensure()` waits for it (and reports a failed start, launching again)."""
         with self._lock:
             if not self.alive():
-                self._start()
+                try:
+                    self._launch()
+                except ProxyError:
+                    pass
+
+    def ensure(self):
+        """The socket path of a serving proxy, starting one when none runs (ProxyError if it cannot)."""
+        with self._lock:
+            if not self.alive():
+                self._launch()
+            if not self._serving:
+                self._await_ready()
             return self.socket_path
 
-    def _start(self):
+    def restart(self):
+        """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
+        with self._lock:
+            self._launch()
+            self._await_ready()
+
+    def _launch(self):
         self._reap()
         if self._dir is None:  # mkdtemp makes it 0700: only this user can reach the socket
             self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
         self.starts += 1
         self.socket_path = os.path.join(self._dir, f"proxy-{self.starts}.sock")
         self._stderr.clear()
+        self._serving = False
         try:
             self.proc = subprocess.Popen(
                 self.argv(self.socket_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -152,15 +173,31 @@ class Proxy:
                              " must install it or pass --kubectl PATH") from None
         except OSError as exc:
             raise ProxyError(f"kubectl could not be started ({self.binary!r}): {exc.strerror}") from None
-        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
-                                        daemon=True)]
-        self._pumps[0].start()
-        self._wait_ready()
+        ready = self._ready = threading.Event()
 
-    def restart(self):
-        """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
-        with self._lock:
-            self._start()
+        def watch(stream):
+            for line in iter(stream.readline, b""):
+                if line.startswith(b"Starting to serve on"):
+                    ready.set()
+            ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
+
+        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr), daemon=True),
+                       threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True)]
+        for pump in self._pumps:
+            pump.start()
+
+    def _await_ready(self):
+        """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""
+        if not self._ready.wait(self.start_timeout):
+            self._kill()
+            raise ProxyError(f"`kubectl proxy` did not start within {self.start_timeout:g}s"
+                             + self._stderr_suffix())
+        if self.proc.poll() is not None or not os.path.exists(self.socket_path):
+            self._wait_exit()
+            raise ProxyError(f"`kubectl proxy` exited at start (code {self.proc.returncode})"
+                             + self._stderr_suffix() + "; the operator should check --kubectl,"
+                             " --kubeconfig and --context")
+        self._serving = True
 
     def settle(self, wait=0.5):
         """The exit code of a child that has exited or exits within `wait` seconds, else None;
@@ -174,28 +211,6 @@ class Proxy:
         for pump in self._pumps:
             pump.join(timeout=1)
         return code
-
-    def _wait_ready(self):
-        """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""
-        ready = threading.Event()
-
-        def watch(stream):
-            for line in iter(stream.readline, b""):
-                if line.startswith(b"Starting to serve on"):
-                    ready.set()
-            ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
-
-        self._pumps.append(threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True))
-        self._pumps[-1].start()
-        if not ready.wait(self.start_timeout):
-            self._kill()
-            raise ProxyError(f"`kubectl proxy` did not start within {self.start_timeout:g}s"
-                             + self._stderr_suffix())
-        if self.proc.poll() is not None or not os.path.exists(self.socket_path):
-            self._wait_exit()
-            raise ProxyError(f"`kubectl proxy` exited at start (code {self.proc.returncode})"
-                             + self._stderr_suffix() + "; the operator should check --kubectl,"
-                             " --kubeconfig and --context")
 
     def _wait_exit(self):
         """Wait for the exited child's pipes to be read to the end (its last stderr lines)."""

@@ -122,6 +122,10 @@ class Reader:
         view._cancelled = cancelled
         return view
 
+    def prepare(self):
+        """Launch the proxy now, without waiting (a client connected: its first read is near)."""
+        self._channel.proxy.prepare()
+
     def interrupt(self):
         """From another thread: make a read in progress return now (it then checks `cancelled`)."""
         self._channel.interrupt()
@@ -135,13 +139,19 @@ class Reader:
         """One GET -> the parsed JSON object."""
         return _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
 
-    def list_json(self, path, query=None, *, limit=LIST_PAGE):
-        """A list read page by page (limit/continue) -> {"kind", "apiVersion", "metadata", "items"}."""
+    def list_json(self, path, query=None, *, limit=LIST_PAGE, item=None):
+        """A list read page by page (limit/continue) -> {"kind", "apiVersion", "metadata", "items"}.
+
+        `item(obj)`, when given, maps each object as its page arrives to what is kept (None: drop
+        it), so a huge namespace is held only as much as its digest needs."""
         query, items, doc = dict(query or {}), [], {}
         while True:
             query["limit"] = limit
             doc = _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
-            items.extend(doc.pop("items", None) or [])  # the page's bytes are gone by now
+            page = doc.pop("items", None) or []  # the page's bytes are gone by now
+            if item is not None:
+                page = [kept for kept in map(item, page) if kept is not None]
+            items.extend(page)
             token = (doc.get("metadata") or {}).get("continue")
             if not token:
                 break

@@ -196,6 +196,7 @@ class Server:
             return _error(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
 
     def initialize(self, params, request_id):
+        self.reader.prepare()  # the proxy starts while the client finishes its handshake
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
@@ -204,6 +205,7 @@ class Server:
                 "instructions": INSTRUCTIONS}
 
     def tools_list(self, params, request_id):
+        self.reader.prepare()  # no initialize in the stateless era: the first list is the cue
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
