@@ -14,6 +14,7 @@ this claim is only said to belong to another one). Digest, claims not Bound firs
 from .digest import one_line, sorted_events
 from .errors import ReadError
 from .tools import NAMESPACE, Tool
+from .tools_services import pod_summary
 
 CLAIMS_MAX = 100
 DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class",
@@ -147,7 +148,7 @@ def get_storage(reader, args):
     ns = args["namespace"]
     claims = reader.list_json(f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
     classes = reader.list_json("/apis/storage.k8s.io/v1/storageclasses")
-    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods")
+    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods", item=pod_summary)
     try:
         events = reader.list_json(f"/api/v1/namespaces/{ns}/events",
                                   {"fieldSelector": "involvedObject.kind=PersistentVolumeClaim"})

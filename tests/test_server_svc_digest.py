@@ -8,7 +8,9 @@ import pytest
 from mcp_kubectl_server.quantity import parse_quantity, percent
 from mcp_kubectl_server.tools_config import TOTAL_CHARS_MAX, VALUE_CHARS_MAX, VALUE_LINES_MAX, config_digest
 from mcp_kubectl_server.tools_quotas import quotas_digest
-from mcp_kubectl_server.tools_services import services_digest
+from fixtures.kube_sim_endpoints import derive
+from fixtures.kube_sim_store import load_cluster
+from mcp_kubectl_server.tools_services import pod_summary, services_digest
 from mcp_kubectl_server.tools_storage import storage_digest
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -98,6 +100,21 @@ def test_malformed_service_ports_do_not_break_the_digest():
     broken["spec"]["ports"] = [{"protocol": "TCP"}, {"port": 81, "targetPort": "8081"}]
     text = services_digest(items(broken), items(), items(pod("odd-1", labels={"app": "odd"})), namespace="prod")
     assert "ports=?/TCP->?,81/TCP->8081" in text and "target port 8081 matches no declared" in text
+
+
+def test_slim_pod_summaries_give_the_same_digests_as_whole_pods():
+    cluster = load_cluster("service-selector")
+    kinds = {}
+    for obj in cluster["objects"]:
+        if obj.get("metadata", {}).get("namespace") == "prod":
+            kinds.setdefault(obj["kind"], []).append(obj)
+    slices = items(*derive("endpointslices", kinds["Service"], kinds["Pod"]))
+    whole = services_digest(items(*kinds["Service"]), slices, items(*kinds["Pod"]), namespace="prod")
+    slim = services_digest(items(*kinds["Service"]), slices,
+                           items(*map(pod_summary, kinds["Pod"])), namespace="prod")
+    assert slim == whole and "matches no pod" in whole
+    mounts = [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "tmp", "emptyDir": {}}]
+    assert pod_summary(pod("p", labels={}, volumes=mounts))["spec"]["volumes"] == mounts[:1]
 
 
 def test_finished_pods_do_not_count_as_matches():
