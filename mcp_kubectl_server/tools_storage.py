@@ -84,7 +84,8 @@ def volume_words(pv, *, namespace, claim):
     ref = spec.get("claimRef") or {}
     if ref and (ref.get("namespace"), ref.get("name")) != (namespace, claim):
         return "volume is bound to another claim"  # whose: outside this tool's scope
-    words = f"volume phase={status.get('phase', '?')} reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}"
+    words = (f"volume phase={status.get('phase', '?')} "
+             f"reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}")
     return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
 
 

@@ -43,7 +43,8 @@ def only_scoped_gets(sim):
         path = request["path"].split("?")[0]
         assert request["verb"] == "GET", request
         assert "/secrets" not in path
-        assert "/namespaces/" not in path or "/namespaces/prod/" in path or path.endswith("/namespaces/prod"), path
+        assert "/namespaces/" not in path or "/namespaces/prod/" in path \
+            or path.endswith("/namespaces/prod"), path
 
 
 def test_get_services_names_the_selector_that_matches_nothing(serve):
