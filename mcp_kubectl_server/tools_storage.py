@@ -56,12 +56,13 @@ def claim_users(pods):
 
 
 def _class_problem(pvc, classes):
-    names = [c["metadata"]["name"] for c in classes]
+    """(problem or None, the class to show); classes is None when they could not be read."""
     spec = pvc.get("spec") or {}
     annotations = (pvc.get("metadata") or {}).get("annotations") or {}
     wanted = annotations.get("volume.beta.kubernetes.io/storage-class", spec.get("storageClassName"))
-    if spec.get("volumeName"):
+    if spec.get("volumeName") or classes is None:
         return None, wanted
+    names = [c["metadata"]["name"] for c in classes]
     if wanted is None:
         defaults = [c["metadata"]["name"] for c in classes if is_default(c)]
         if not defaults:
@@ -115,9 +116,10 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
 
 
 def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None, events=None):
-    """The get_storage text. volumes: {name: PersistentVolume or why it is unreadable}; events: a list."""
+    """The get_storage text. class_list: the API list, or why it is unreadable (a string);
+    volumes: {name: PersistentVolume or why it is unreadable}; events: the API list."""
     claims = claim_list.get("items") or []
-    classes = class_list.get("items") or []
+    classes = (class_list.get("items") or []) if isinstance(class_list, dict) else None
     warnings = {}
     for ev in sorted_events([e for e in (events or {}).get("items") or []
                              if e.get("type") == "Warning"
@@ -128,8 +130,10 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
               for c in claims]
     blocks.sort(key=lambda b: not b[0])
     bad = sum(1 for b in blocks if b[0])
+    shown = classes_text(classes) if classes is not None else (
+        f"not readable ({class_list}), so a missing class cannot be told apart")
     lines = [f"storage in {namespace}: {len(claims)} claims ({bad} not Bound or with a problem); "
-             f"storage classes: {classes_text(classes)}"]
+             f"storage classes: {shown}"]
     lines += [line for _, block in blocks[:CLAIMS_MAX] for line in block]
     if len(blocks) > CLAIMS_MAX:
         lines.append(f"... {len(blocks) - CLAIMS_MAX} more claims not shown")
@@ -148,7 +152,10 @@ def _read_volume(reader, name):
 def get_storage(reader, args):
     ns = args["namespace"]
     claims = reader.list_json(f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
-    classes = reader.list_json("/apis/storage.k8s.io/v1/storageclasses")
+    try:
+        classes = reader.list_json("/apis/storage.k8s.io/v1/storageclasses")
+    except ReadError as exc:  # RBAC without the ClusterRole, or a server without cluster reads
+        classes = one_line(exc, 200)
     pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods", item=pod_summary)
     try:
         events = reader.list_json(f"/api/v1/namespaces/{ns}/events",

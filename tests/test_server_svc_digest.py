@@ -246,6 +246,14 @@ def test_storage_default_class_static_binding_and_no_default():
     assert "no PersistentVolumeClaims in namespace prod" in empty
 
 
+def test_storage_without_readable_classes_still_lists_the_claims():
+    text = storage_digest(items(claim("a", cls="fast-ssd")), "the cluster refused this read (403 Forbidden)",
+                          items(), namespace="prod")
+    assert ("storage classes: not readable (the cluster refused this read (403 Forbidden)), so a missing "
+            "class cannot be told apart") in text
+    assert "a phase=Pending class=fast-ssd" in text and "problem:" not in text
+
+
 def test_storage_ephemeral_volume_claims_name_their_pod():
     vols = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]
     text = storage_digest(items(claim("etl-1-scratch", volume="pvc-9")), items(storage_class("gp3")),
