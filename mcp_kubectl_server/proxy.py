@@ -6,7 +6,8 @@
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
 paths the tools use, in the allowed namespaces (plus discovery, /version and, unless switched
-off, the cluster-scoped kinds of the node and storage tools). `--reject-paths` adds a second,
+off, the cluster-scoped kinds of the node and storage tools, the events stored about them in
+namespace default, and the cluster-wide pod list the node tools count pods per node with). `--reject-paths` adds a second,
 independent refusal of the subresources that reach into workloads (exec, attach, portforward,
 proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
@@ -71,6 +72,10 @@ def accept_paths(namespaces, *, cluster_scoped=True):
     if cluster_scoped:
         for prefix, resources in CLUSTER_SCOPED.items():
             parts.append(rf"^{_escape(prefix)}/({'|'.join(resources)})(/{_NAME})?$")
+        # The node tools count (never name) the pods of every namespace on a node, by
+        # fieldSelector=spec.nodeName: the proxy cannot see the query, so this opens the
+        # cluster-wide pod list, for reads our client makes only that way.
+        parts.append(r"^/api/v1/pods$")
         # Events about cluster-scoped objects (nodes) are stored in namespace default.
         parts.append(r"^/api/v1/namespaces/default/events$")
         parts.append(r"^/apis/events\.k8s\.io/v1/namespaces/default/events$")
