@@ -199,7 +199,8 @@ class Reader:
                 self._channel.drop()
             if response.status != 200:
                 raise ReadError(http_error_text(response.status, response.getheader("Content-Type", ""),
-                                                body, path=path, namespaces=self.namespaces))
+                                                body, path=path, namespaces=self.namespaces),
+                                status=response.status)
             return body
 
     def _remaining(self):

@@ -99,6 +99,7 @@ def test_error_answers_become_one_line_with_a_next_step(rule, expected, open_rea
         with pytest.raises(ReadError) as caught:
             reader.list_json(PODS)
     assert str(caught.value) == expected
+    assert caught.value.status == (None if rule.status == 200 else rule.status)
 
 
 def test_connection_refused_says_the_cluster_is_unreachable(open_reader, tmp_path):
