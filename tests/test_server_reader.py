@@ -167,3 +167,11 @@ def test_resource_path():
     assert resource_path("/api/v1/", "nodes") == "/api/v1/nodes"
     assert resource_path("/api/v1", "pods", namespace="p", name="x", subresource="log") == \
         "/api/v1/namespaces/p/pods/x/log"
+
+
+def test_a_body_over_the_cap_is_an_error_and_the_next_read_works(open_reader):
+    with ApiStub([Rule("/log", endless=True), Rule("/pods/x", body={"kind": "Pod"})]) as api:
+        reader = open_reader(api.kubeconfig)
+        with pytest.raises(ReadError, match="the response passed the 1000 byte cap and was stopped"):
+            reader.get_text(f"{PODS}/x/log", max_bytes=1000)
+        assert reader.get_json(f"{PODS}/x") == {"kind": "Pod"}
