@@ -27,6 +27,8 @@ import tempfile
 import threading
 from collections import deque
 
+from .validate import check_label
+
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # API path prefix -> namespaced resources the tools read there.
 NAMESPACED = {
@@ -63,7 +65,10 @@ def _escape(text):
 
 def accept_paths(namespaces, *, cluster_scoped=True):
     """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined."""
-    ns = "(" + "|".join(_escape(n) for n in namespaces) + ")"
+    problems = [check_label("namespace", n) for n in namespaces] or ["no namespace given"]
+    if any(problems):  # the names become part of a regex: only DNS labels may
+        raise ValueError("; ".join(p for p in problems if p))
+    ns = "(" + "|".join(namespaces) + ")"
     parts = [r"^/version/?$", r"^/api/?$", r"^/api/v1/?$", r"^/apis/?$",
              r"^/apis/(" + "|".join(_escape(g) for g in GROUPS) + r")(/v[0-9a-z]+)?/?$",
              rf"^/api/v1/namespaces/{ns}$", rf"^/api/v1/namespaces/{ns}/pods/{_NAME}/log$"]
@@ -79,8 +84,7 @@ def accept_paths(namespaces, *, cluster_scoped=True):
         # Events about cluster-scoped objects (nodes) are stored in namespace default.
         parts.append(r"^/api/v1/namespaces/default/events$")
         parts.append(r"^/apis/events\.k8s\.io/v1/namespaces/default/events$")
-    assert not any("," in part for part in parts)
-    return ",".join(parts)
+    return ",".join(parts)  # no part has a comma: kubectl splits the value on them
 
 
 class ProxyError(Exception):

@@ -248,3 +248,9 @@ def test_no_proxy_outlives_the_server(kube_sim, how, code):
         assert server.proc.wait(timeout=10) == code
     assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
     assert _proxies(sim.kubeconfig) == []
+
+
+@pytest.mark.parametrize("namespaces", [(), ("prod", ".*"), ("prod|kube-system",), ("a,b",), ("",)])
+def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
+    with pytest.raises(ValueError):
+        accept_paths(namespaces)
