@@ -5,17 +5,19 @@
 
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
-paths the tools use, in the allowed namespaces (plus discovery, /version and, unless switched
-off, the cluster-scoped kinds of the node and storage tools, the events stored about them in
-namespace default, and the cluster-wide pod list the node tools count pods per node with). `--reject-paths` adds a second,
+paths the tools use, in the allowed namespaces, plus discovery and /version, and, unless the
+cluster-scoped tools are switched off, what the node and storage tools read outside them: nodes,
+persistent volumes, storage classes, the events stored about nodes in namespace default, and the
+cluster-wide pod list the node tools count pods per node with. `--reject-paths` adds a second,
 independent refusal of the subresources that reach into workloads (exec, attach, portforward,
 proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
-(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
-decides when to `restart()` it (once per failed read) and reports its exit code (`settle()`)
-and `stderr_tail()`.
+(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its
+whole process group. A child that exits is noticed by `alive()`; the reader decides when to
+`restart()` it (once per failed read) and reports its exit code (`settle()`) and
+`stderr_tail()`.
 """
 
 import os
@@ -190,7 +192,8 @@ class Proxy:
                     ready.set()
             ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
 
-        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr), daemon=True),
+        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
+                                        daemon=True),
                        threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True)]
         for pump in self._pumps:
             pump.start()
