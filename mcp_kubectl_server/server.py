@@ -9,8 +9,9 @@
 
 A reader thread turns stdin lines into messages (so a cancellation is seen while a tool reads
 the cluster, and shuts that read's socket at once); the main thread answers them in order.
-stdout carries protocol messages only. Bad lines become JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -32601 unknown method,
--32602 bad params or unknown tool); tool failures are results with isError true.
+stdout carries protocol messages only. Bad lines become JSON-RPC errors (-32700 unparsable,
+-32600 invalid request or batch array, -32601 unknown method, -32602 bad params or unknown
+tool); tool failures are results with isError true.
 """
 
 import json
