@@ -5,16 +5,19 @@
 
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
-paths the tools use, in the allowed namespaces (plus discovery, /version and, unless switched
-off, the cluster-scoped kinds of the node and storage tools). `--reject-paths` adds a second,
+paths the tools use, in the allowed namespaces, plus discovery and /version, and, unless the
+cluster-scoped tools are switched off, what the node and storage tools read outside them: nodes,
+persistent volumes, storage classes, the events stored about nodes in namespace default, and the
+cluster-wide pod list the node tools count pods per node with. `--reject-paths` adds a second,
 independent refusal of the subresources that reach into workloads (exec, attach, portforward,
 proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
-(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
-decides when to `restart()` it (once per failed read) and reports its exit code (`settle()`)
-and `stderr_tail()`.
+(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its
+whole process group. A child that exits is noticed by `alive()`; the reader decides when to
+`restart()` it (once per failed read) and reports its exit code (`settle()`) and
+`stderr_tail()`.
 """
 
 import os
@@ -25,6 +28,8 @@ import sys
 import tempfile
 import threading
 from collections import deque
+
+from .validate import check_label
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # API path prefix -> namespaced resources the tools read there.
@@ -62,7 +67,10 @@ def _escape(text):
 
 def accept_paths(namespaces, *, cluster_scoped=True):
     """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined."""
-    ns = "(" + "|".join(_escape(n) for n in namespaces) + ")"
+    problems = [check_label("namespace", n) for n in namespaces] or ["no namespace given"]
+    if any(problems):  # the names become part of a regex: only DNS labels may
+        raise ValueError("; ".join(p for p in problems if p))
+    ns = "(" + "|".join(namespaces) + ")"
     parts = [r"^/version/?$", r"^/api/?$", r"^/api/v1/?$", r"^/apis/?$",
              r"^/apis/(" + "|".join(_escape(g) for g in GROUPS) + r")(/v[0-9a-z]+)?/?$",
              rf"^/api/v1/namespaces/{ns}$", rf"^/api/v1/namespaces/{ns}/pods/{_NAME}/log$"]
@@ -71,11 +79,14 @@ def accept_paths(namespaces, *, cluster_scoped=True):
     if cluster_scoped:
         for prefix, resources in CLUSTER_SCOPED.items():
             parts.append(rf"^{_escape(prefix)}/({'|'.join(resources)})(/{_NAME})?$")
+        # The node tools count (never name) the pods of every namespace on a node, by
+        # fieldSelector=spec.nodeName: the proxy cannot see the query, so this opens the
+        # cluster-wide pod list, for reads our client makes only that way.
+        parts.append(r"^/api/v1/pods$")
         # Events about cluster-scoped objects (nodes) are stored in namespace default.
         parts.append(r"^/api/v1/namespaces/default/events$")
         parts.append(r"^/apis/events\.k8s\.io/v1/namespaces/default/events$")
-    assert not any("," in part for part in parts)
-    return ",".join(parts)
+    return ",".join(parts)  # no part has a comma: kubectl splits the value on them
 
 
 class ProxyError(Exception):
@@ -181,7 +192,8 @@ class Proxy:
                     ready.set()
             ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
 
-        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr), daemon=True),
+        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
+                                        daemon=True),
                        threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True)]
         for pump in self._pumps:
             pump.start()

@@ -24,7 +24,6 @@ POD = "checkout-6f8d9c7b5d-x7k2p"
 OUT_OF_SCOPE = [
     "/api/v1/namespaces/kube-system/pods",
     "/api/v1/namespaces/default/pods",
-    "/api/v1/pods",
     "/api/v1/namespaces",
     "/api/v1/namespaces/kube-system",
     "/api/v1/events",
@@ -108,8 +107,7 @@ def read_paths():
     """One list and one get path per kind the tools read, plus discovery and cluster-scoped ones."""
     paths = ["/version", "/api", "/api/v1", "/apis", "/apis/apps/v1", "/apis/storage.k8s.io/v1",
              "/api/v1/namespaces/prod", f"/api/v1/namespaces/prod/pods/{POD}/log",
-             "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes",
-             "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events"]
+             *CLUSTER_SCOPED]
     for prefix, resources in (("/api/v1", "pods events services endpoints configmaps persistentvolumeclaims "
                                           "resourcequotas limitranges"),
                               ("/apis/apps/v1", "deployments replicasets statefulsets daemonsets "
@@ -137,10 +135,23 @@ def test_the_proxy_forwards_the_read_paths_of_the_tools():
         assert set(read_paths()) <= set(api.reads())
 
 
-def test_cluster_scoped_paths_can_be_switched_off():
-    scoped = accept_paths(["prod"], cluster_scoped=False)
-    assert "nodes" not in scoped and "storageclasses" not in scoped and "default" not in scoped
-    assert all(part.startswith("^") and part.endswith("$") for part in scoped.split(","))
+CLUSTER_SCOPED = ["/api/v1/pods", "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes",
+                  "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events",
+                  "/apis/events.k8s.io/v1/namespaces/default/events"]
+
+
+def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), cluster_scoped=False)
+    try:
+        reader.get_json("/version")
+        for path in CLUSTER_SCOPED:
+            assert raw(reader, "GET", path) == (403, b"Forbidden\n"), path
+        assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{POD}")[0] == 200
+    finally:
+        reader.close()
+    parts = accept_paths(["prod", "web-2"], cluster_scoped=False).split(",")
+    assert all(part.startswith("^") and part.endswith("$") for part in parts)  # kubectl splits on ","
 
 
 def test_the_socket_directory_is_private_and_removed_at_close(reader):
@@ -237,3 +248,9 @@ def test_no_proxy_outlives_the_server(kube_sim, how, code):
         assert server.proc.wait(timeout=10) == code
     assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
     assert _proxies(sim.kubeconfig) == []
+
+
+@pytest.mark.parametrize("namespaces", [(), ("prod", ".*"), ("prod|kube-system",), ("a,b",), ("",)])
+def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
+    with pytest.raises(ValueError):
+        accept_paths(namespaces)

@@ -99,6 +99,7 @@ def test_error_answers_become_one_line_with_a_next_step(rule, expected, open_rea
         with pytest.raises(ReadError) as caught:
             reader.list_json(PODS)
     assert str(caught.value) == expected
+    assert caught.value.status == (None if rule.status == 200 else rule.status)
 
 
 def test_connection_refused_says_the_cluster_is_unreachable(open_reader, tmp_path):
@@ -166,3 +167,11 @@ def test_resource_path():
     assert resource_path("/api/v1/", "nodes") == "/api/v1/nodes"
     assert resource_path("/api/v1", "pods", namespace="p", name="x", subresource="log") == \
         "/api/v1/namespaces/p/pods/x/log"
+
+
+def test_a_body_over_the_cap_is_an_error_and_the_next_read_works(open_reader):
+    with ApiStub([Rule("/log", endless=True), Rule("/pods/x", body={"kind": "Pod"})]) as api:
+        reader = open_reader(api.kubeconfig)
+        with pytest.raises(ReadError, match="the response passed the 1000 byte cap and was stopped"):
+            reader.get_text(f"{PODS}/x/log", max_bytes=1000)
+        assert reader.get_json(f"{PODS}/x") == {"kind": "Pod"}
