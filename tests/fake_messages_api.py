@@ -10,12 +10,19 @@ answered by tool_results at the start of the next user turn, ids matching, no or
     {"drop": True}                                       close the connection without answering
     a bare response body dict                            shorthand for status 200
 
+A request with `"stream": true` gets its 200 answers as server-sent events (tests/fake_sse.py):
+`FakeMessagesApi(script, sse={...})` sets how for every answer and an item's own `"sse": {...}`
+for one (split: byte piece sizes, pings, after/then: how the stream ends, events: the exact
+events to send). Error statuses and drops stay what they were: failures before the stream.
+
 Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
 """
 
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests import fake_sse
 
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
                        "properties", "required", "additionalProperties", "items", "minItems",
@@ -154,8 +161,10 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script):
+    def __init__(self, script, *, sse=None):
         self.script = list(script)
+        self.sse = dict(sse or {})
+        self.release = threading.Event()   # lets a stalled stream go at the end
         self.requests = []
         self.lock = threading.Lock()
         fake = self
@@ -176,6 +185,7 @@ class FakeMessagesApi:
         return self
 
     def __exit__(self, *exc):
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -219,4 +229,7 @@ class FakeMessagesApi:
         if "status" not in item:
             item = {"status": 200, "body": item}
         headers = dict({"request-id": rid}, **item.get("headers", {}))
+        if body.get("stream") is True and item["status"] == 200:
+            return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
+                                  **dict(self.sse, **item.get("sse", {})))
         return self._send(handler, item["status"], item["body"], headers)
