@@ -164,7 +164,8 @@ class FakeMessagesApi:
     def __init__(self, script, *, sse=None):
         self.script = list(script)
         self.sse = dict(sse or {})
-        self.release = threading.Event()   # lets a stalled stream go at the end
+        self.release = fake_sse.Release()   # lets a stalled stream go at the end
+        self.hangups = []                    # request ids whose stalled stream the client closed
         self.requests = []
         self.lock = threading.Lock()
         fake = self
@@ -188,6 +189,7 @@ class FakeMessagesApi:
         self.release.set()
         self.server.shutdown()
         self.server.server_close()
+        self.release.close()
 
     def _send(self, handler, status, body, headers=None):
         data = json.dumps(body).encode()
@@ -231,5 +233,6 @@ class FakeMessagesApi:
         headers = dict({"request-id": rid}, **item.get("headers", {}))
         if body.get("stream") is True and item["status"] == 200:
             return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
+                                  hangups=self.hangups,
                                   **dict(self.sse, **item.get("sse", {})))
         return self._send(handler, item["status"], item["body"], headers)

@@ -14,6 +14,9 @@ Assembling `events_for(m)` gives back exactly `m`: that is what the client is te
 """
 
 import json
+import os
+import select
+import threading
 
 PIECE = 7  # characters per text, thinking or JSON delta: small, so every block has several
 
@@ -95,7 +98,38 @@ def cut(data, sizes):
     return pieces
 
 
-def serve(handler, body, *, rid, release, split=None, pings=False, after=None, then="stop",
+class Release:
+    """An event a stalled handler waits on together with its socket (a pipe underneath);
+    `close` waits for the stalled handlers to leave before closing the pipe."""
+
+    def __init__(self):
+        self._read, self._write = os.pipe()
+        self._waiting = 0
+        self._left = threading.Condition()
+
+    def set(self):
+        os.write(self._write, b"x")
+
+    def wait_or_hangup(self, connection, limit=10):
+        """Wait until released or the client closes; True when the client closed."""
+        with self._left:
+            self._waiting += 1
+        try:
+            ready, _, _ = select.select([connection, self._read], [], [], limit)
+            return connection in ready and not connection.recv(1)
+        finally:
+            with self._left:
+                self._waiting -= 1
+                self._left.notify_all()
+
+    def close(self):
+        with self._left:
+            self._left.wait_for(lambda: self._waiting == 0, timeout=5)
+        os.close(self._read)
+        os.close(self._write)
+
+
+def serve(handler, body, *, rid, release, hangups=None, split=None, pings=False, after=None, then="stop",
           events=None, crlf=False):
     """Write `body` to `handler` as a chunked event stream (see the module docstring)."""
     events = list(events) if events is not None else events_for(body)
@@ -115,8 +149,9 @@ def serve(handler, body, *, rid, release, split=None, pings=False, after=None, t
     for piece in pieces:
         handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         handler.wfile.flush()
-    if then == "stall":
-        release.wait(10)
+    if then == "stall":           # silent until the client gives up (or the test ends)
+        if release.wait_or_hangup(handler.connection) and hangups is not None:
+            hangups.append(rid)
         return
     if then == "drop":            # no terminating chunk: the client sees the stream break
         handler.connection.shutdown(2)

@@ -26,6 +26,7 @@ from pathlib import Path
 from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
+DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,6 +63,13 @@ def build_parser():
     p.add_argument("--effort", choices=EFFORTS, default="medium")
     p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
     p.add_argument("--no-fallbacks", action="store_true", help="no server-side model fallback")
+    p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
+                   "instead of a stream of events (for proxies that cannot pass events on)")
+    p.add_argument("--show-thinking", action="store_true",
+                   help="stream the model's thinking to stderr too, not only its text")
+    p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
+                   metavar="SECONDS", help="streaming: a call whose stream stays silent this "
+                   f"long is sent again (default {DEFAULT_IDLE_TIMEOUT:g})")
     p.add_argument("--max-steps", type=_positive(int, 1), default=12, help="model calls")
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
     p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
@@ -119,8 +127,9 @@ def server_argv(args, namespaces):
 
 
 def make_model(args, stderr):
-    """(model seam, model name); the live client says on stderr when it waits to retry."""
-    from triage_agent import replay
+    """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
+    status line, which also shows the client's waits to retry."""
+    from triage_agent import replay, status
     from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
@@ -128,13 +137,16 @@ def make_model(args, stderr):
         except replay.FixtureError as exc:
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
+                             show_thinking=args.show_thinking)
     client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
                             base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                            fallbacks=not args.no_fallbacks,
-                            on_retry=lambda n, delay, error: print(
-                                f"[retry {n}] {error}; trying again in {delay:.1f} s",
-                                file=stderr))
-    model = replay.RecordingModel(client) if args.record else client
+                            fallbacks=not args.no_fallbacks, stream=not args.no_stream,
+                            idle_timeout=args.idle_timeout, on_stream=line.event,
+                            on_retry=lambda n, delay, error: line.retry(
+                                f"[retry {n}] {error}; trying again in {delay:.1f} s"))
+    model = status.StatusModel(client, line)
+    model = replay.RecordingModel(model) if args.record else model
     return model, args.model or DEFAULT_MODEL
 
 

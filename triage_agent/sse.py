@@ -50,25 +50,29 @@ class EventDecoder:
 
     def __init__(self):
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self._tail = ""           # an unfinished line (or a CR that may be half of CRLF)
+        self._tail = ""           # an unfinished line
+        self._skip_lf = False     # the last chunk ended in CR: an LF starting this one is its pair
         self._name, self._data = None, []
 
     def feed(self, chunk: bytes) -> list:
         """The events completed by `chunk`; StreamError when the bytes are not UTF-8."""
         try:
-            text = self._tail + self._utf8.decode(chunk)
+            text = self._utf8.decode(chunk)
         except UnicodeDecodeError as exc:
             raise StreamError("invalid_response", f"the event stream is not UTF-8: {exc}") \
                 from None
+        if self._skip_lf and text:
+            text, self._skip_lf = (text[1:] if text.startswith("\n") else text), False
+        text = self._tail + text
         events, start = [], 0
         for end in LINE_END.finditer(text):
-            if end.group() == "\r" and end.end() == len(text):
-                break             # the LF of a CRLF may come with the next chunk
             event = self._line(text[start:end.start()])
             if event is not None:
                 events.append(event)
             start = end.end()
         self._tail = text[start:]
+        if start and text[start - 1] == "\r" and start == len(text):
+            self._skip_lf = True
         return events
 
     def _line(self, line):
