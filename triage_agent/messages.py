@@ -179,12 +179,16 @@ class MessagesClient:
     def _read_stream(self, response, rid) -> dict:
         """The streamed answer as one message; a stream that fails is retryable (sse.py)."""
         try:
-            return sse.read_message(response, on_event=self._tell)
+            message = sse.read_message(response, on_event=self._tell)
         except sse.StreamError as exc:
             error = ApiError(200, exc.error_type, f"{exc.message} (in the event stream)", rid)
             if exc.error_type in NOT_RETRIED_IN_STREAM:
                 raise error from None
             raise _Retryable(error) from None
+        if message.get("type") != "message":   # the same check as a plain answer's
+            raise ApiError(200, "invalid_response", "the API streamed something that is not a"
+                           f" message: {_snippet(json.dumps(message).encode())}", rid)
+        return message
 
     def _tell(self, meaning):
         if self._on_stream is not None:
