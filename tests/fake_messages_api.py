@@ -166,6 +166,7 @@ class FakeMessagesApi:
         self.sse = dict(sse or {})
         self.release = fake_sse.Release()   # lets a stalled stream go at the end
         self.hangups = []                    # request ids whose stalled stream the client closed
+        self.hung_up = threading.Event()     # set at the first of them
         self.requests = []
         self.lock = threading.Lock()
         fake = self
@@ -201,6 +202,10 @@ class FakeMessagesApi:
         handler.end_headers()
         handler.wfile.write(data)
 
+    def _hangup(self, rid):
+        self.hangups.append(rid)
+        self.hung_up.set()
+
     def handle(self, handler):
         length = int(handler.headers.get("content-length") or 0)
         raw = handler.rfile.read(length)
@@ -233,6 +238,6 @@ class FakeMessagesApi:
         headers = dict({"request-id": rid}, **item.get("headers", {}))
         if body.get("stream") is True and item["status"] == 200:
             return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
-                                  hangups=self.hangups,
+                                  on_hangup=self._hangup,
                                   **dict(self.sse, **item.get("sse", {})))
         return self._send(handler, item["status"], item["body"], headers)

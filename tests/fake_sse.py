@@ -129,7 +129,7 @@ class Release:
         os.close(self._write)
 
 
-def serve(handler, body, *, rid, release, hangups=None, split=None, pings=False, after=None, then="stop",
+def serve(handler, body, *, rid, release, on_hangup=None, split=None, pings=False, after=None, then="stop",
           events=None, crlf=False):
     """Write `body` to `handler` as a chunked event stream (see the module docstring)."""
     events = list(events) if events is not None else events_for(body)
@@ -150,8 +150,8 @@ def serve(handler, body, *, rid, release, hangups=None, split=None, pings=False,
         handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         handler.wfile.flush()
     if then == "stall":           # silent until the client gives up (or the test ends)
-        if release.wait_or_hangup(handler.connection) and hangups is not None:
-            hangups.append(rid)
+        if release.wait_or_hangup(handler.connection) and on_hangup is not None:
+            on_hangup(rid)
         return
     if then == "drop":            # no terminating chunk: the client sees the stream break
         handler.connection.shutdown(2)

@@ -122,8 +122,8 @@ class StatusLine:
         tokens = self.counted
         estimate = self.chars // CHARS_PER_TOKEN
         shown = f"{tokens:,}" if tokens >= estimate else f"~{estimate:,}"
-        seconds = max(0.0, self.clock() - self.started)
-        return (f"[step {self.step}/{self.max_steps}] {self.doing} ({seconds:.0f} s, "
+        seconds = int(max(0.0, self.clock() - self.started))
+        return (f"[step {self.step}/{self.max_steps}] {self.doing} ({seconds} s, "
                 f"{shown} tokens out)")
 
     def _draw(self, *, force=False):
@@ -143,7 +143,7 @@ class StatusLine:
         if self.width:
             return self.width
         try:
-            return os.get_terminal_size(self.stream.fileno()).columns
+            return os.get_terminal_size(self.stream.fileno()).columns or 80  # 0: size unknown
         except (AttributeError, ValueError, OSError):
             return 80
 
