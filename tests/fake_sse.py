@@ -130,14 +130,16 @@ class Release:
 
 
 def serve(handler, body, *, rid, release, on_hangup=None, split=None, pings=False, after=None, then="stop",
-          events=None, crlf=False):
-    """Write `body` to `handler` as a chunked event stream (see the module docstring)."""
+          events=None, crlf=False, raw=None):
+    """Write `body` to `handler` as a chunked event stream (see the module docstring); `raw`:
+    these exact bytes instead."""
     events = list(events) if events is not None else events_for(body)
     if then != "stop":
         events = events[:after]
         if then == "error":
             events.append(error_event())
-    pieces = cut(encode(events, pings=pings, crlf=crlf), split or 1 << 20)
+    raw = encode(events, pings=pings, crlf=crlf) if raw is None else raw
+    pieces = cut(raw, split or 1 << 20)
     handler.protocol_version = "HTTP/1.1"
     handler.close_connection = True
     handler.send_response(200)
@@ -156,4 +158,7 @@ def serve(handler, body, *, rid, release, on_hangup=None, split=None, pings=Fals
     if then == "drop":            # no terminating chunk: the client sees the stream break
         handler.connection.shutdown(2)
         return
-    handler.wfile.write(b"0\r\n\r\n")
+    try:
+        handler.wfile.write(b"0\r\n\r\n")
+    except OSError:               # the client stops reading at message_stop and may be gone
+        pass

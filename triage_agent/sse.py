@@ -30,9 +30,9 @@ of it reaches the loop, and the caller may send the request again.
 
 import codecs
 import json
-import re
 
-LINE_END = re.compile(r"\r\n|\r|\n")
+FIELD_DELTAS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+                "input_json_delta": ("input", "partial_json")}  # -> block field, delta key
 CONTENT_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop",
                   "message_delta", "message_stop")
 
@@ -61,18 +61,20 @@ class EventDecoder:
         except UnicodeDecodeError as exc:
             raise StreamError("invalid_response", f"the event stream is not UTF-8: {exc}") \
                 from None
-        if self._skip_lf and text:
-            text, self._skip_lf = (text[1:] if text.startswith("\n") else text), False
-        text = self._tail + text
-        events, start = [], 0
-        for end in LINE_END.finditer(text):
-            event = self._line(text[start:end.start()])
+        if not text:
+            return []
+        if self._skip_lf and text[0] == "\n":
+            text = text[1:]
+        self._skip_lf = text.endswith("\r")
+        if "\r" in text:         # CRLF and a lone CR end lines as LF does
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = (self._tail + text).split("\n")
+        self._tail = lines.pop()
+        events = []
+        for line in lines:
+            event = self._line(line)
             if event is not None:
                 events.append(event)
-            start = end.end()
-        self._tail = text[start:]
-        if start and text[start - 1] == "\r" and start == len(text):
-            self._skip_lf = True
         return events
 
     def _line(self, line):
@@ -102,7 +104,8 @@ class MessageAssembler:
         self.snapshot = None      # the message as assembled so far
         self.stopped = False
         self.events = 0
-        self._json = {}           # block index -> the input_json_delta pieces so far
+        self._pieces = {}         # (block index, field) -> the text pieces so far (joined
+                                  # at content_block_stop: += on a long text is quadratic)
         self._open = set()        # indexes of blocks started and not yet stopped
 
     def apply(self, name, data_text):
@@ -163,17 +166,15 @@ class MessageAssembler:
             raise StreamError("invalid_response", f"a delta for block {index!r}, which is "
                               "not open")
         block, kind = self.snapshot["content"][index], delta.get("type")
-        if kind == "text_delta" and "text" in block:
-            block["text"] += delta["text"]
-            return ("text", delta["text"])
-        if kind == "thinking_delta" and "thinking" in block:
-            block["thinking"] += delta["thinking"]
-            return ("thinking", delta["thinking"])
+        field, key = FIELD_DELTAS.get(kind, (None, None))
+        if field in block:
+            piece = delta[key]
+            if not isinstance(piece, str):
+                raise TypeError(f"{kind} carries no text")
+            self._pieces.setdefault((index, field), []).append(piece)
+            return (field, piece)
         if kind == "signature_delta" and block.get("type") == "thinking":
             block["signature"] = delta["signature"]
-        elif kind == "input_json_delta" and "input" in block:
-            self._json.setdefault(index, []).append(delta["partial_json"])
-            return ("input", delta["partial_json"])
         elif kind == "citations_delta":
             if not isinstance(block.get("citations"), list):
                 block["citations"] = []
@@ -190,7 +191,10 @@ class MessageAssembler:
                               "which is not open")
         self._open.discard(index)
         block = self.snapshot["content"][index]
-        partial = "".join(self._json.pop(index, ()))
+        for field in ("text", "thinking"):
+            if (index, field) in self._pieces:
+                block[field] += "".join(self._pieces.pop((index, field)))
+        partial = "".join(self._pieces.pop((index, "input"), ()))
         if partial:               # no input deltas: the skeleton's input ({}) stands
             try:
                 block["input"] = json.loads(partial)
