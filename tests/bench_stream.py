@@ -96,8 +96,8 @@ def main():
         print(f"  over HTTP, same fake API:   streamed {s_http * 1000:.2f} ms, plain "
               f"{p_http * 1000:.2f} ms per call (ratio {s_http / p_http:.2f})")
         print(f"  client's own decoding:      streamed {s_own * 1000:.3f} ms, plain "
-              f"{p_own * 1000:.3f} ms per answer (ratio {s_own / p_own:.1f}; "
-              f"+{(s_own - p_own) * 1000:.2f} ms)")
+              f"{p_own * 1000:.3f} ms per answer (ratio {s_own / p_own:.0f}; "
+              f"+{(s_own - p_own) * 1000:.2f} ms, {s_own / count * 1e6:.1f} us per event)")
 
 
 if __name__ == "__main__":
