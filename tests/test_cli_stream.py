@@ -73,7 +73,7 @@ def test_on_a_terminal_the_status_line_runs_and_the_text_streams(kube_sim):
     err = reader.seen.decode()
     assert proc.returncode == 0, err
     assert json.loads(stdout)["stop"] == "report"          # stdout: one JSON object
-    assert CLEAR + "[step 1/12] waiting for the model (0 s" in err
+    assert CLEAR + "[step 1/12] waiting for the model (0 s)" in err
     assert CLEAR + "[step 4/12] preparing a call to write_report (" in err
     assert "Listing pods in prod.\r\n" in err and THOUGHT not in err
     assert all(r["body"]["stream"] is True for r in api.requests) and len(api.requests) == 4

@@ -79,7 +79,7 @@ def test_on_a_terminal_the_line_is_redrawn_in_place_and_erased_at_the_end(termin
     line = StatusLine(stream, max_steps=12, tty=is_terminal(stream), clock=clock, tick=None)
     a_call(line, clock)
     out = drain(master)
-    assert CLEAR + "[step 2/12] waiting for the model (0 s, 0 tokens out)" in out
+    assert CLEAR + "[step 2/12] waiting for the model (0 s)" + CLEAR in out
     assert CLEAR + "[step 2/12] thinking (3 s, 1 tokens out)" in out
     assert CLEAR + "[step 2/12] preparing a call to get_logs (12 s, ~" in out
     assert "Looking at \\x1b[31mpods\r\nand logs\r\n" in out   # escaped; the pty adds the CRs
@@ -171,3 +171,14 @@ def test_a_gone_stderr_or_a_dumb_terminal_is_not_a_terminal(monkeypatch, termina
     monkeypatch.setenv("TERM", "dumb")
     assert not is_terminal(stream)
     assert not is_terminal(None)
+
+
+def test_the_ticker_shows_a_silent_call_and_no_count_without_streaming(pipe):
+    stream, read = pipe
+    clock = Clock()
+    line = StatusLine(stream, max_steps=3, tty=False, clock=clock, tick=0.01, every=5.0)
+    line.begin(1)
+    clock.now += 7           # nothing arrives (--no-stream, or a model thinking in silence)
+    first = os.read(read, 65536).decode()   # the ticker's line: waits for it, no sleep here
+    line.end()
+    assert first == "[step 1/3] waiting for the model (7 s)\n"

@@ -11,8 +11,8 @@ streams. Everything goes to stderr; stdout is left to the outcome (one object wi
     visible text     written as it arrives, escaped by terminal.printable; the status line
                      waits while a line of text is unfinished. Thinking only with show_thinking
 
-The events come from the streaming client (sse.MessageAssembler.apply's meanings); without
-streaming the line still shows the step and the seconds. Output tokens are the API's count when
+The events come from the streaming client (sse.MessageAssembler.apply's meanings); until the
+first one (and without streaming) the line shows the step and the seconds only. Output tokens are the API's count when
 it has sent one, else an estimate from the characters streamed so far (shown with `~`).
 `StatusModel` wraps the model seam so the line runs exactly while each call does.
 """
@@ -48,7 +48,7 @@ class StatusLine:
         self.lock = threading.Lock()
         self.active = self.drawn = self.mid_line = False
         self.step, self.started, self.last, self.doing = 0, 0.0, 0.0, ""
-        self.counted, self.chars = 0, 0
+        self.counted, self.chars, self.heard = 0, 0, False
         self._ticker = None
 
     def begin(self, step):
@@ -63,13 +63,13 @@ class StatusLine:
             self._ticker.start()
 
     def _reset(self, doing):
-        self.doing, self.counted, self.chars = doing, 0, 0
+        self.doing, self.counted, self.chars, self.heard = doing, 0, 0, False
 
     def event(self, meaning):
         """One streamed event's meaning (sse.MessageAssembler.apply)."""
         kind, value = meaning[0], meaning[1]
         with self.lock:
-            before = self.doing
+            before, self.heard = self.doing, True
             if kind == "tokens":
                 self.counted = value
             elif kind == "block":
@@ -119,12 +119,13 @@ class StatusLine:
 
     def line(self) -> str:
         """The status line as it reads now."""
-        tokens = self.counted
-        estimate = self.chars // CHARS_PER_TOKEN
-        shown = f"{tokens:,}" if tokens >= estimate else f"~{estimate:,}"
         seconds = int(max(0.0, self.clock() - self.started))
-        return (f"[step {self.step}/{self.max_steps}] {self.doing} ({seconds} s, "
-                f"{shown} tokens out)")
+        head = f"[step {self.step}/{self.max_steps}] {self.doing} ({seconds} s"
+        if not self.heard:        # nothing streamed (yet, or --no-stream): no count to show
+            return head + ")"
+        estimate = self.chars // CHARS_PER_TOKEN
+        shown = f"{self.counted:,}" if self.counted >= estimate else f"~{estimate:,}"
+        return f"{head}, {shown} tokens out)"
 
     def _draw(self, *, force=False):
         if not self.active or self.mid_line:
