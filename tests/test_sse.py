@@ -65,8 +65,8 @@ def test_lone_cr_line_ends_comments_and_unknown_fields_and_events():
     events = events_for(response("end_turn", text("hi")))
     data = encode(events).replace(b"\n", b"\r")
     data = b": a comment\r\rid: 7\rretry: 100\r" + data
-    data = data.replace(b"event: message_stop", b"event: future_event\rdata: {}\r\r"
-                        b"event: message_stop")
+    data = data.replace(b"event: message_stop", b"event: future_event\rdata: <not json>\r\r"
+                        b"data: {\"type\": \"ping\"}\r\revent: message_stop")
     assert assemble(data, 3)[0] == response("end_turn", text("hi"))
 
 

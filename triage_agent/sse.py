@@ -35,6 +35,7 @@ FIELD_DELTAS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "
                 "input_json_delta": ("input", "partial_json")}  # -> block field, delta key
 CONTENT_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop",
                   "message_delta", "message_stop")
+KNOWN_EVENTS = ("message_start", "error") + CONTENT_EVENTS
 
 
 class StreamError(Exception):
@@ -111,6 +112,8 @@ class MessageAssembler:
     def apply(self, name, data_text):
         """Apply one event; StreamError when it is an error event or breaks the shape."""
         self.events += 1
+        if name and name not in KNOWN_EVENTS:
+            return None           # ping, and whatever a newer API version adds
         try:
             data = json.loads(data_text)
         except ValueError:
@@ -122,8 +125,8 @@ class MessageAssembler:
             error = error if isinstance(error, dict) else {}
             raise StreamError(str(error.get("type") or "api_error"),
                               str(error.get("message") or "(no message)"))
-        if kind != "message_start" and kind not in CONTENT_EVENTS:
-            return None           # ping, and whatever a newer API version adds
+        if kind not in KNOWN_EVENTS:
+            return None           # an unnamed ping or newer event
         if not isinstance(data, dict):
             raise StreamError("invalid_response", f"event {kind!r} is not a JSON object")
         if self.stopped:
