@@ -80,11 +80,15 @@ def test_on_a_terminal_the_status_line_runs_and_the_text_streams(kube_sim):
 
 
 def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(kube_sim):
-    sim = kube_sim("crashloop")
-    with FakeMessagesApi(crashloop_responses(), sse={"split": [3, 17]}) as api:
-        out = live(api, sim, "--json", "--show-thinking")
+    responses = crashloop_responses()
+    broken = {"status": 200, "body": responses[0], "sse": {"after": 4, "then": "error"}}
+    with FakeMessagesApi([broken] + responses, sse={"split": [3, 17]}) as api:
+        out = live(api, kube_sim("crashloop"), "--json", "--show-thinking")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["stop"] == "report"
+    assert json.loads(out.stdout)["stop"] == "report" and len(api.requests) == 5
+    # the first answer broke off after a few words: it is retried, and said so on its own line
+    assert "\n[retry 1] overloaded_error (HTTP 200): Overloaded (in the event stream) " \
+           "(request-id req_fake_001); trying again in" in out.stderr
     assert "Listing pods in prod.\n" in out.stderr and f"(thinking) {THOUGHT}\n" in out.stderr
     assert "\r" not in out.stderr and "\x1b" not in out.stderr
 
