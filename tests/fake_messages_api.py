@@ -12,8 +12,9 @@ answered by tool_results at the start of the next user turn, ids matching, no or
 
 A request with `"stream": true` gets its 200 answers as server-sent events (tests/fake_sse.py):
 `FakeMessagesApi(script, sse={...})` sets how for every answer and an item's own `"sse": {...}`
-for one (split: byte piece sizes, pings, after/then: how the stream ends, events: the exact
-events to send). Error statuses and drops stay what they were: failures before the stream.
+for one (split: byte piece sizes, pings, after/then: how the stream ends, events or raw: the
+exact events or bytes to send); `.hangups` lists the stalled streams the client closed. Error
+statuses and drops stay what they were: failures before the stream.
 
 Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
 """

@@ -8,7 +8,9 @@ real API would send for it, cut into byte pieces at chosen places, written over 
     serve(handler, ...)   a chunked 200 with the bytes in pieces, ending as asked:
                           "stop" (normally), "error" (an error event after `after` events),
                           "drop" (connection closed mid-stream), "stall" (silence until
-                          released), "end" (a clean end without the remaining events)
+                          the client hangs up or the test ends: Release), "end" (a clean end
+                          without the remaining events); `events` or `raw` bytes replace the
+                          generated stream
 
 Assembling `events_for(m)` gives back exactly `m`: that is what the client is tested against.
 """
