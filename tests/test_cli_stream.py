@@ -121,3 +121,20 @@ def test_ctrl_c_in_a_streamed_answer_stops_at_once_and_closes_the_connection(kub
     assert outcome["steps"] == 1 and outcome["error"] == "interrupted by the operator"
     assert api.hangups == ["req_fake_001"] and stopped < 5
     assert b"Traceback" not in reader.seen
+
+
+def test_the_stream_flags_reach_the_client_and_the_status_line(monkeypatch, tmp_path):
+    from triage_agent import cli, replay, status
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    parse = cli.build_parser().parse_args
+    model, _ = cli.make_model(parse([SYMPTOM, "--namespaces", "prod"]), None)
+    assert isinstance(model, status.StatusModel)
+    assert (model.model.stream, model.model.idle_timeout) == (True, 30.0)
+    assert model.status.show_thinking is False and model.status.max_steps == 12
+    args = parse([SYMPTOM, "--namespaces", "prod", "--no-stream", "--idle-timeout", "0.5",
+                  "--show-thinking", "--max-steps", "4", "--record", str(tmp_path / "r.json")])
+    model, _ = cli.make_model(args, None)
+    assert isinstance(model, replay.RecordingModel)   # it records what the client assembled
+    client, line = model.model.model, model.model.status
+    assert (client.stream, client.idle_timeout) == (False, 0.5)
+    assert line.show_thinking is True and line.max_steps == 4
