@@ -131,8 +131,8 @@ class Release:
         os.close(self._write)
 
 
-def serve(handler, body, *, rid, release, on_hangup=None, split=None, pings=False, after=None, then="stop",
-          events=None, crlf=False, raw=None):
+def serve(handler, body, *, rid, release, on_hangup=None, split=None, pings=False, after=None,
+          then="stop", events=None, crlf=False, raw=None):
     """Write `body` to `handler` as a chunked event stream (see the module docstring); `raw`:
     these exact bytes instead."""
     events = list(events) if events is not None else events_for(body)

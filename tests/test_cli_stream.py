@@ -12,7 +12,7 @@ import threading
 import time
 
 from tests.fake_messages_api import FakeMessagesApi
-from tests.test_cli import ROOT, run_cli
+from tests.test_cli import ROOT
 from tests.test_cli_live import KEY, crashloop_responses, live
 from tests.test_cli_signals import LAUNCH
 from triage_agent.status import CLEAR

@@ -80,7 +80,7 @@ def test_on_a_terminal_the_line_is_redrawn_in_place_and_erased_at_the_end(termin
     a_call(line, clock)
     out = drain(master)
     assert CLEAR + "[step 2/12] waiting for the model (0 s)" + CLEAR in out
-    assert CLEAR + "[step 2/12] thinking (3 s, 1 tokens out)" in out
+    assert CLEAR + "[step 2/12] thinking (3 s, 1 token out)" in out
     assert CLEAR + "[step 2/12] preparing a call to get_logs (12 s, ~" in out
     assert "Looking at \\x1b[31mpods\r\nand logs\r\n" in out   # escaped; the pty adds the CRs
     assert "secret plan" not in out and "\x1b[31m" not in out
@@ -139,7 +139,7 @@ def test_a_retry_ends_the_text_line_and_starts_the_count_again(pipe):
     line.end()
     assert os.read(read, 65536).decode().splitlines() == [
         "half a sen", "[retry 1] overloaded_error; trying again in 0.5 s",
-        "[step 1/3] waiting to retry (2 s, 1 tokens out)"]
+        "[step 1/3] waiting to retry (2 s, 1 token out)"]
 
 
 def test_status_model_runs_the_line_exactly_while_each_call_does(pipe):

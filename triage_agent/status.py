@@ -12,8 +12,9 @@ streams. Everything goes to stderr; stdout is left to the outcome (one object wi
                      waits while a line of text is unfinished. Thinking only with show_thinking
 
 The events come from the streaming client (sse.MessageAssembler.apply's meanings); until the
-first one (and without streaming) the line shows the step and the seconds only. Output tokens are the API's count when
-it has sent one, else an estimate from the characters streamed so far (shown with `~`).
+first one (and without streaming) the line shows the step and the seconds only. Output tokens
+are the API's count when it has sent one, else an estimate from the characters streamed so far
+(shown with `~`).
 `StatusModel` wraps the model seam so the line runs exactly while each call does.
 """
 
@@ -124,8 +125,9 @@ class StatusLine:
         if not self.heard:        # nothing streamed (yet, or --no-stream): no count to show
             return head + ")"
         estimate = self.chars // CHARS_PER_TOKEN
-        shown = f"{self.counted:,}" if self.counted >= estimate else f"~{estimate:,}"
-        return f"{head}, {shown} tokens out)"
+        count = max(self.counted, estimate)
+        shown = f"{count:,}" if self.counted >= estimate else f"~{count:,}"
+        return f"{head}, {shown} token{'' if count == 1 else 's'} out)"
 
     def _draw(self, *, force=False):
         if not self.active or self.mid_line:
