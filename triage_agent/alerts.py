@@ -16,6 +16,7 @@ inside the ceiling (the whole ceiling when they name none); ScopeError when they
 namespaces outside it.
 """
 
+import hashlib
 import json
 import re
 import sys
@@ -125,6 +126,12 @@ def identity(alerts) -> dict:
     """What a ticket links back with: fingerprint, alertname and generatorURL of each alert."""
     return {"alerts": [{"fingerprint": a["fingerprint"], "alertname": a["labels"]["alertname"],
                         "generatorURL": a["generatorURL"]} for a in alerts]}
+
+
+def fingerprint(alert) -> str:
+    """A stable id for an alert that came without one: a hash of its sorted labels."""
+    labels = json.dumps(sorted(alert["labels"].items()), separators=(",", ":"))
+    return hashlib.sha256(labels.encode()).hexdigest()[:16]
 
 
 def render_identity(identity) -> str:

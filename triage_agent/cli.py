@@ -310,7 +310,11 @@ def save_recording(args, model, model_name, stderr):
 
 
 def main(argv=None):
-    """Run the triage CLI; returns the process exit code."""
+    """Run the triage CLI (or `serve`); returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from triage_agent import serve
+        return serve.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)
