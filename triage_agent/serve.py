@@ -18,6 +18,7 @@ import json
 import signal
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -67,12 +68,15 @@ def parse(argv):
     if args.workers < 1 or args.queue < 1 or args.drain_seconds < 0 or args.dedup_seconds < 0:
         raise ServeUsageError("--workers and --queue must be at least 1; seconds not negative")
     bad = [a for a in run_args if a.split("=")[0] in NOT_FOR_SERVE]
-    if bad or any(not a.startswith("-") for a in run_args[:1]):
-        raise ServeUsageError(f"not a run option for serve: {(bad or run_args)[0]} (serve writes "
-                              "each run's JSON, audit and trace to the outbox and never executes)")
+    if bad:
+        raise ServeUsageError(f"not a run option for serve: {bad[0]} (serve writes each run's "
+                              "JSON, audit and trace to the outbox and never executes)")
     try:
         checked = cli.build_parser().parse_args(["--alert", "-", "--namespaces", args.namespaces,
                                                  *run_args])
+        if checked.symptom is not None:
+            raise ServeUsageError(f"not a run option for serve: {checked.symptom!r} (each run's "
+                                  "symptom comes from its alert)")
         args.ceiling = cli.check_options(checked)
     except SystemExit:
         raise ServeUsageError("the run options above are not valid") from None
@@ -130,24 +134,30 @@ class Forwarder:
         self.url, self.engine = url, engine
         self.attempts, self.delay, self.timeout = attempts, delay, timeout
         self._pending, self._lock = [], threading.Condition()
-        self._closing = threading.Event()
+        self._busy = self._closing = False
+        self._stop = threading.Event()  # set when close() gives up waiting: no more backoff
         self._thread = threading.Thread(target=self._work, daemon=True)
         self._thread.start()
 
     def submit(self, doc):
         with self._lock:
             self._pending.append(doc)
-            self._lock.notify()
+            self._lock.notify_all()
 
     def _work(self):
         while True:
             with self._lock:
-                while not self._pending and not self._closing.is_set():
+                while not self._pending and not self._closing:
                     self._lock.wait()
                 if not self._pending:
                     return
-                doc = self._pending.pop(0)
-            self._send(doc)
+                doc, self._busy = self._pending.pop(0), True
+            try:
+                self._send(doc)
+            finally:
+                with self._lock:
+                    self._busy = False
+                    self._lock.notify_all()
 
     def _send(self, doc):
         body, error = json.dumps(doc).encode(), None
@@ -157,9 +167,11 @@ class Forwarder:
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout):
                     return
+            except urllib.error.HTTPError as exc:
+                error = f"HTTP {exc.code} {exc.reason}"
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 error = str(getattr(exc, "reason", exc))
-            if attempt < self.attempts and self._closing.wait(self.delay * 2 ** (attempt - 1)):
+            if attempt < self.attempts and self._stop.wait(self.delay * 2 ** (attempt - 1)):
                 error += " (the service stopped before the next try)"
                 break
         self._record_failure(doc, attempt, error)
@@ -174,11 +186,16 @@ class Forwarder:
         print(f"triage-agent serve: could not forward {doc['run_id']} after {attempts} "
               f"tries: {error}", file=sys.stderr, flush=True)
 
-    def close(self):
-        """Send what is pending (a failing target gets one try each), then stop."""
-        self._closing.set()
+    def close(self, grace=30.0):
+        """Let pending forwards (and their retries) finish for up to `grace` seconds; after that
+        each gets one more try without waiting, and failures are recorded."""
+        end = time.monotonic() + grace
         with self._lock:
+            self._closing = True
             self._lock.notify_all()
+            while (self._pending or self._busy) and time.monotonic() < end:
+                self._lock.wait(end - time.monotonic())
+        self._stop.set()
         self._thread.join()
 
 
@@ -218,7 +235,7 @@ def main(argv):
           file=sys.stderr, flush=True)
     engine.drain(args.drain_seconds)
     if forwarder:
-        forwarder.close()
+        forwarder.close(args.drain_seconds)
     server.shutdown()
     server.server_close()
     print("triage-agent serve: stopped", file=sys.stderr, flush=True)

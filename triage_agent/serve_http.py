@@ -201,9 +201,15 @@ def metrics_text(engine) -> str:
     return "\n".join(lines) + "\n"
 
 
+class _Server(ThreadingHTTPServer):
+    # Alertmanager and its retries can open many connections at once; the default backlog of 5
+    # resets the rest (seen with a burst of 40 concurrent posts)
+    request_queue_size = 128
+
+
 def make_server(service, host, port):
     """A threaded HTTP server bound to host:port (0 picks a free port); not yet serving."""
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _Server((host, port), Handler)
     server.daemon_threads = True
     server.service = service
     return server

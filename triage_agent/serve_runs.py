@@ -166,8 +166,11 @@ class Engine:
             _interrupt(proc)
 
     def _finish(self, job, code, outcome, error, seconds):
-        stop = (outcome or {}).get("stop") or "failed"
-        doc = {"run_id": job.run_id, "status": "done" if outcome else "failed",
+        with self._lock:
+            cut_short = self._interrupting
+        status = "done" if outcome else ("interrupted" if cut_short else "failed")
+        stop = (outcome or {}).get("stop") or status
+        doc = {"run_id": job.run_id, "status": status,
                "alert": _identity(job.alert), "received_at": job.received_at,
                "started_at": job.started_at, "finished_at": now_iso(), "exit_code": code,
                "outcome": outcome, "error": error}
@@ -185,6 +188,17 @@ class Engine:
     def _write(self, doc):
         write_atomically(self.outbox / f"{doc['run_id']}.json", doc)
         self.on_outcome(doc)
+
+    def wait_idle(self, timeout):
+        """True once nothing is queued or running (False after `timeout` seconds)."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while self._queue or self._running:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+            return True
 
     # --- shutdown -----------------------------------------------------------------------------
 
