@@ -339,3 +339,12 @@ def test_end_to_end_with_the_real_cli_runner_and_sigterm_during_a_burst(kube_sim
     assert interrupted["outcome"]["stop"] == "interrupted" and interrupted["exit_code"] == 130
     assert [files[b["run_id"]]["status"] for b in burst[1:]] == ["not_run"] * 3
     assert sim.journal_entries() == []
+
+
+def test_make_serve_demo_posts_an_alert_and_gets_a_report():
+    done = subprocess.run([sys.executable, "-m", "fixtures.serve_demo"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "status done, stop report, 3 tool calls" in done.stdout
+    assert "triage_runs_total{stop=\"report\"} 1" in done.stdout
+    assert "triage-agent serve: stopped" in done.stderr
