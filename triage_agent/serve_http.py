@@ -64,6 +64,9 @@ class Service:
 class Handler(BaseHTTPRequestHandler):
     server_version = "triage-agent"
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without this, each answer after the first on a
+    # keep-alive connection waits ~40 ms for the client's delayed ACK (22 answers/s measured)
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):  # requests are counted in /metrics, not logged per line
         pass
