@@ -30,9 +30,11 @@ def _pod_term_text(term):
 
 
 def toleration_text(tol):
-    key, op = tol.get("key", ""), tol.get("operator") or "Equal"
-    what = (key or "every taint") if op == "Exists" else f"{key}={tol.get('value', '')}"
-    text = f"{what}:{tol.get('effect') or 'every effect'}"
+    """kubectl's spelling: key=value:Effect, op=Exists when it matches any value, for Ns."""
+    text = (tol.get("key") or "") + (f"={tol['value']}" if tol.get("value") else "")
+    text += f":{tol['effect']}" if tol.get("effect") else ""
+    if tol.get("operator") == "Exists":
+        text += " op=Exists" if text else "op=Exists (every taint)"
     if tol.get("tolerationSeconds") is not None:
         text += f" for {tol['tolerationSeconds']}s"
     return text
@@ -70,9 +72,9 @@ def constraint_lines(spec, status=None):
     tolerations = spec.get("tolerations") or []
     lines.append("tolerations: " + (", ".join(toleration_text(t) for t in tolerations) or "none"))
     for c in spec.get("topologySpreadConstraints") or []:
-        lines.append(f"topology spread: maxSkew={c.get('maxSkew', '?')} per {c.get('topologyKey', '?')} "
-                     f"when unsatisfiable {c.get('whenUnsatisfiable', 'DoNotSchedule')} "
-                     f"over pods {selector_text(c.get('labelSelector'), empty='(none)')}")
+        lines.append(f"topology spread: {c.get('topologyKey', '?')}:"
+                     f"{c.get('whenUnsatisfiable', 'DoNotSchedule')} when max skew {c.get('maxSkew', '?')}"
+                     f" is exceeded for selector {selector_text(c.get('labelSelector'), empty='<none>')}")
     priority = spec.get("priority")
     lines.append(f"priority class: {spec.get('priorityClassName') or 'none'}"
                  + (f" (priority {priority})" if priority is not None else ""))

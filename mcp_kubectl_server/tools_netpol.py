@@ -57,7 +57,7 @@ def _policy_lines(policy, pods, namespace):
                 lines.append(f"  denies all {direction} to the pods it selects (no {direction} rule)")
             continue
         for i, rule in enumerate(n.rules(policy, direction), start=1):
-            lines.append(one_line(f"  {direction} rule {i}: {n.rule_line(rule, direction, namespace)}", 600))
+            lines.append("  " + one_line(f"{direction} rule {i}: {n.rule_line(rule, direction, namespace)}", 600))
     return lines
 
 

@@ -20,11 +20,12 @@ NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("
           ("discovery.k8s.io", "endpointslices", "list"), ("", "configmaps", "get"),
           ("", "persistentvolumeclaims", "list"), ("", "persistentvolumes", "get"),
           ("storage.k8s.io", "storageclasses", "list"), ("", "resourcequotas", "list"),
-          ("", "limitranges", "list")}
+          ("", "limitranges", "list"), ("networking.k8s.io", "networkpolicies", "list")}
 NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
                    "persistentvolumeclaims", "resourcequotas", "limitranges"},
               "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"},
-              "discovery.k8s.io": {"endpointslices"}}
+              "discovery.k8s.io": {"endpointslices"},
+              "networking.k8s.io": {"networkpolicies", "ingresses"}}
 CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"}}
 MAY_READ = {g: NAMESPACED.get(g, set()) | CLUSTER_SCOPED.get(g, set()) for g in {*NAMESPACED, *CLUSTER_SCOPED}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
@@ -152,6 +153,14 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("apiGroups: [events.k8s.io]", "apiGroups: [apps]", "missing grant: list events (group "
      "'events.k8s.io')"),
     ("kind: Namespace", "kind: Pod", "unexpected document kind 'Pod'"),
+    ("resources: [networkpolicies, ingresses]", "resources: [ingresses]",
+     "missing grant: list networkpolicies (group 'networking.k8s.io')"),
+    ("resources: [networkpolicies, ingresses]\n    verbs: [get, list]",
+     "resources: [networkpolicies, ingresses]\n    verbs: [get, list, watch]", "watch networkpolicies"),
+    ("resources: [storageclasses]\n    verbs: [get, list]\n", "resources: [storageclasses]\n    verbs: "
+     "[get, list]\n  - apiGroups: [networking.k8s.io]\n    resources: [networkpolicies]\n    verbs: [list]\n",
+     "ClusterRole grants networkpolicies (group 'networking.k8s.io'): a namespaced kind belongs"),
+    ("apiGroups: [networking.k8s.io]", "apiGroups: [extensions]", "the tools never read networkpolicies"),
 ])
 def test_rbac_check_fails(old, new, message):
     text = RBAC.read_text(encoding="utf-8")
