@@ -182,7 +182,9 @@ def unplaced_line(pod, nodes):
                 f"({_label_values(spec, nodes)})")
     parts = []
     for verdict, names in sorted(groups.items(), key=lambda g: -len(g[1])):
-        what = (f"do not match the {_wanted(spec)}" if verdict == "node selector/affinity" else
-                "are cordoned" if verdict.startswith("unschedulable") else f"have {verdict}")
-        parts.append(f"{len(names)} {what} ({', '.join(names[:5])}{' ...' if len(names) > 5 else ''})")
+        one = len(names) == 1
+        what = (f"{'does' if one else 'do'} not match the {_wanted(spec)}" if verdict == "node selector/affinity"
+                else f"{'is' if one else 'are'} cordoned" if verdict.startswith("unschedulable")
+                else f"{'has' if one else 'have'} {verdict}")
+        parts.append(f"{len(names)} node{'' if one else 's'} {what} ({', '.join(names[:5])}{' ...' if len(names) > 5 else ''})")
     return "why not placed: no node passes every constraint: " + "; ".join(parts)

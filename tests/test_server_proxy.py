@@ -54,6 +54,10 @@ OUT_OF_SCOPE = [
     "/apis/apps/v1/deployments",
     "/apis/apps/v1/namespaces/prod/deployments/checkout/scale",
     "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+    "/apis/networking.k8s.io/v1/networkpolicies",
+    "/apis/networking.k8s.io/v1/namespaces/kube-system/networkpolicies",
+    "/apis/networking.k8s.io/v1/namespaces/staging/ingresses/frontend",
+    "/apis/networking.k8s.io/v1/ingressclasses",
     "/metrics", "/logs/", "/openapi/v2", "/debug/pprof/",
 ]
 
@@ -106,6 +110,7 @@ def test_the_proxy_refuses_paths_outside_the_scope(reader):
 def read_paths():
     """One list and one get path per kind the tools read, plus discovery and cluster-scoped ones."""
     paths = ["/version", "/api", "/api/v1", "/apis", "/apis/apps/v1", "/apis/storage.k8s.io/v1",
+             "/apis/networking.k8s.io/v1",
              "/api/v1/namespaces/prod", f"/api/v1/namespaces/prod/pods/{POD}/log",
              *CLUSTER_SCOPED]
     for prefix, resources in (("/api/v1", "pods events services endpoints configmaps persistentvolumeclaims "
