@@ -183,8 +183,12 @@ def unplaced_line(pod, nodes):
     parts = []
     for verdict, names in sorted(groups.items(), key=lambda g: -len(g[1])):
         one = len(names) == 1
-        what = (f"{'does' if one else 'do'} not match the {_wanted(spec)}" if verdict == "node selector/affinity"
-                else f"{'is' if one else 'are'} cordoned" if verdict.startswith("unschedulable")
-                else f"{'has' if one else 'have'} {verdict}")
-        parts.append(f"{len(names)} node{'' if one else 's'} {what} ({', '.join(names[:5])}{' ...' if len(names) > 5 else ''})")
+        if verdict == "node selector/affinity":
+            what = f"{'does' if one else 'do'} not match the {_wanted(spec)}"
+        elif verdict.startswith("unschedulable"):
+            what = f"{'is' if one else 'are'} cordoned"
+        else:
+            what = f"{'has' if one else 'have'} {verdict}"
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        parts.append(f"{len(names)} node{'' if one else 's'} {what} ({shown})")
     return "why not placed: no node passes every constraint: " + "; ".join(parts)

@@ -57,7 +57,8 @@ def _policy_lines(policy, pods, namespace):
                 lines.append(f"  denies all {direction} to the pods it selects (no {direction} rule)")
             continue
         for i, rule in enumerate(n.rules(policy, direction), start=1):
-            lines.append("  " + one_line(f"{direction} rule {i}: {n.rule_line(rule, direction, namespace)}", 600))
+            text = f"{direction} rule {i}: {n.rule_line(rule, direction, namespace)}"
+            lines.append("  " + one_line(text, 600))
     return lines
 
 
@@ -107,7 +108,8 @@ def _outside_words(policies, matched, namespace):
         for rule in n.rules(policy, "ingress"):
             peers = rule.get("from") or []
             if not peers or any("ipBlock" in p or "namespaceSelector" in p for p in peers):
-                words.append(n.rule_line(rule, "ingress", namespace) + f" (policy {policy['metadata']['name']})")
+                words.append(n.rule_line(rule, "ingress", namespace)
+                             + f" (policy {policy['metadata'].get('name', '?')})")
     return "; ".join(words) or "nothing admitted"
 
 
