@@ -78,14 +78,30 @@ def _stranded_lines(policies, pods):
     return lines
 
 
+def _distinct(pods, *, by_ip):
+    """One pod per set of labels and ports (and IP, when a CIDR rule makes it matter): the
+    verdict depends on nothing else, so a namespace of thousands of replicas costs a few checks."""
+    seen = {}
+    for pod in pods:
+        key = (tuple(sorted(pod["labels"].items())), tuple(tuple(sorted(p.items(), key=str))
+                                                           for p in pod["ports"]), pod["ip"] if by_ip else None)
+        seen.setdefault(key, pod)
+    return list(seen.values())
+
+
 def _client_words(policies, clients, matched, target, ns_labels):
     """'app=checkout (2 pods) NOT allowed' for each client group, for one Service port."""
+    by_ip = any("ipBlock" in peer for p in policies for d in ("ingress", "egress")
+                for rule in n.rules(p, d) for peer in rule.get(n.DIRECTIONS[d][1]) or [])
     groups = {}
     for client in clients:
         groups.setdefault(n.group_of(client), []).append(client)
+    dests = _distinct(matched, by_ip=by_ip)
     words = []
     for group, members in sorted(groups.items()):
-        pairs = [(c, d) for c in members for d in matched if c["name"] != d["name"]]
+        pairs = [(c, d) for c in _distinct(members, by_ip=by_ip) for d in dests if c["name"] != d["name"]]
+        if not pairs:
+            continue
         ok = sum(1 for c, d in pairs if _allowed(policies, c, d, target, ns_labels))
         verdict = "allowed" if ok == len(pairs) else "NOT allowed" if not ok else "partly allowed"
         words.append(f"{group} ({len(members)} pod{'' if len(members) == 1 else 's'}) {verdict}")
@@ -121,7 +137,8 @@ def _service_lines(services, policies, pods, namespace, ns_labels):
         matched = [p for p in pods if selector and all(p["labels"].get(k) == v for k, v in selector.items())]
         if not any(n.isolating(policies, d, "ingress") for d in matched):
             continue
-        clients = [p for p in pods if p not in matched] or matched
+        inside = {p["name"] for p in matched}
+        clients = [p for p in pods if p["name"] not in inside]
         for port in spec.get("ports") or []:
             target = port.get("targetPort", port.get("port"))
             if target is None:

@@ -151,3 +151,18 @@ def test_the_planted_cluster_strands_payments_and_admits_frontend_from_ingress_n
     line = next(x for x in text.splitlines() if x.startswith("service payments "))
     assert "app=checkout (2 pods) NOT allowed" in line and line.endswith("nothing admitted")
     assert "ingress rule 1: from all pods in namespaces kubernetes.io/metadata.name=ingress-nginx on TCP/8080" in text
+
+
+def test_thousands_of_replicas_cost_a_few_checks_and_a_lonely_service_has_no_clients():
+    import time
+    many = [pod(f"web-{i}", {"app": "web"}, ip=f"10.245.{i // 250}.{i % 250}") for i in range(1500)]
+    many += [pod(f"api-{i}", {"app": "api"}, ip=f"10.246.{i // 250}.{i % 250}") for i in range(500)]
+    allow = policy("allow-web", selector={"app": "api"}, ingress=[
+        {"from": [{"podSelector": {"matchLabels": {"app": "web"}}}]}])
+    started = time.perf_counter()
+    text = digest([policy("default-deny-ingress"), allow], pods=many)
+    assert time.perf_counter() - started < 1.0
+    assert "app=web (1500 pods) allowed" in text
+    assert "... 1470 more such pod lines" in text  # web pods are stranded; the list is bounded
+    alone = digest([policy("default-deny-ingress")], pods=API)
+    assert "service api port 80->http: its pods are isolated for ingress; clients in prod: none;" in alone
