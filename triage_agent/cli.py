@@ -91,6 +91,9 @@ def check_options(args):
         raise UsageError("the symptom is empty: describe what you see")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
+    if args.execute and not args.allow_action:
+        raise UsageError("--execute without --allow-action can never run anything: enable the "
+                         "action kinds it may run with --allow-action KIND")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
     for flag in ("context", "kubeconfig"):
@@ -179,6 +182,9 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
         print(f"triage-agent: {outcome.error}", file=stderr)
+    if outcome.audit_error:
+        print(f"triage-agent: {outcome.audit_error}; no action could execute after that",
+              file=stderr)
     for violation in outcome.violations:  # the tool name is the model's: an unknown one too
         tool = terminal.printable(violation["tool"], keep_newlines=False)
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
@@ -201,8 +207,9 @@ def run(args, stderr, signals):
     try:
         recorder = records.Recorder(audit_path=args.audit_log, trace_path=args.trace,
                                     stderr=stderr)
-    except OSError as exc:
-        raise UsageError(f"cannot open a record file: {exc}") from None
+    except OSError as exc:  # the audit log fails closed: a run it cannot record does not start
+        raise UsageError(f"--audit-log: cannot open {args.audit_log!r} ({exc.strerror or exc}); "
+                         "a run whose audit cannot be written does not start") from None
     try:
         return triage(args, policy, model, model_name, recorder, stderr, signals)
     finally:
@@ -228,6 +235,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    outcome.audit_error = recorder.audit_error
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
@@ -243,7 +251,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig)
+                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok)
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,

@@ -56,6 +56,7 @@ class Outcome:
     trace: str = None
     audit_log: str = None
     error: str = None
+    audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
 
     @property
     def exit_code(self):
