@@ -28,6 +28,9 @@ from triage_agent import actions, terminal
 DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Our own server's cluster-scoped read tools: offered without a namespace argument only when the
+# CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node")
 
 
 class UsageError(Exception):
@@ -66,6 +69,9 @@ def build_parser():
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
     p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None)
+    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
+                   help="offer this server tool although its calls name no namespace, so the "
+                   "loop cannot prove they stay in scope (repeatable)")
     p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
                    help="seconds per MCP tool call (default 30)")
     p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
@@ -152,7 +158,15 @@ def start_tools(argv, args):
     client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
     try:
         client.start()
-        toolset = prompts.build_toolset(client.list())
+        server_tools = client.list()
+        listed = {t.get("name") for t in server_tools if isinstance(t, dict)}
+        missing = [name for name in args.allow_unscoped_tool if name not in listed]
+        if missing:
+            raise UsageError(f"--allow-unscoped-tool: the MCP server has no tool named "
+                             f"{', '.join(map(repr, missing))}")
+        unscoped = set(args.allow_unscoped_tool) | (set() if args.mcp else
+                                                    set(OWN_SERVER_UNSCOPED))
+        toolset = prompts.build_toolset(server_tools, unscoped=unscoped)
     except BaseException:
         client.close()
         raise
@@ -245,9 +259,12 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
     """Wire the gate and the settings and run the loop; returns its Outcome."""
     from triage_agent import loop
-    if toolset.not_offered:
-        print("triage-agent: not offered to the model (not annotated read-only): "
-              + ", ".join(toolset.not_offered), file=stderr)
+    reasons = {}
+    for left_out in toolset.not_offered:
+        reasons.setdefault(left_out["reason"], []).append(left_out["tool"])
+    for reason, names in reasons.items():
+        print(f"triage-agent: not offered to the model ({reason}): "
+              + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
