@@ -147,6 +147,12 @@ def make_model(args, stderr):
     return model, args.model or DEFAULT_MODEL
 
 
+def unscoped_tools(args):
+    """Server tools offered without a namespace argument: those the operator names, and our own
+    server's cluster-scoped ones when the CLI starts that server (never on a server's say-so)."""
+    return set(args.allow_unscoped_tool) | (set() if args.mcp else set(OWN_SERVER_UNSCOPED))
+
+
 def start_tools(argv, args):
     """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
     from triage_agent import prompts
@@ -164,9 +170,7 @@ def start_tools(argv, args):
         if missing:
             raise UsageError(f"--allow-unscoped-tool: the MCP server has no tool named "
                              f"{', '.join(map(repr, missing))}")
-        unscoped = set(args.allow_unscoped_tool) | (set() if args.mcp else
-                                                    set(OWN_SERVER_UNSCOPED))
-        toolset = prompts.build_toolset(server_tools, unscoped=unscoped)
+        toolset = prompts.build_toolset(server_tools, unscoped=unscoped_tools(args))
     except BaseException:
         client.close()
         raise

@@ -75,18 +75,18 @@ def scope_of(input_schema):
     return Scope(keys, lists, tuple(k for k in properties if is_all_namespaces_flag(k)))
 
 
-def _walk(value, key=""):
-    """(key, value) for every value at any depth; a list item keeps its list's key."""
+def _walk(value, path=()):
+    """(path of keys, value) for every value at any depth; a list item keeps its list's path."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield k, v
-            yield from _walk(v, k)
+            yield path + (str(k),), v
+            yield from _walk(v, path + (str(k),))
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (dict, list)):
-                yield from _walk(item, key)
+                yield from _walk(item, path)
             else:
-                yield key, item
+                yield path, item
 
 
 def _bad_namespace(value, namespaces):
@@ -101,7 +101,8 @@ def _bad_namespace(value, namespaces):
 
 def _reach(arguments, namespaces):
     """Why some value reaches around the scope, or None."""
-    for key, value in _walk(arguments):
+    for path, value in _walk(arguments):
+        key = path[-1]
         if is_namespace_key(key):
             bad = _bad_namespace(value, namespaces)
             if bad:
@@ -112,7 +113,7 @@ def _reach(arguments, namespaces):
             continue
         if _FLAG_LIKE.search(value):
             return f"{key}={value!r:.80} looks like a command-line flag"
-        if _NAMESPACE_CLAUSE.search(value) or (_SELECTOR_KEY.search(str(key))
+        if _NAMESPACE_CLAUSE.search(value) or (_SELECTOR_KEY.search(".".join(path))
                                                 and "namespace" in value.lower()):
             return f"{key}={value!r:.80} selects on a namespace"
     return None
