@@ -26,6 +26,7 @@ import subprocess
 import termios
 import time
 
+from mcp_kubectl_server.redact import redact
 from triage_agent.terminal import printable
 
 # kind -> kubectl words before "-n NS"; "{t}" is the validated target
@@ -241,7 +242,8 @@ class ActionGate:
             proposal.note = f"runner failed ({type(exc).__name__}: {exc})"[:300]
             return self._finish(proposal, "failed")
         proposal.exit_code = code if isinstance(code, int) else None
-        proposal.output = _trim("\n".join(str(part) for part in (stdout, stderr) if part))
+        output = "\n".join(str(part) for part in (stdout, stderr) if part)
+        proposal.output = _trim(redact(output))  # redact first: a cut could split a secret
         return self._finish(proposal, "executed" if code == 0 else "failed")
 
     def _finish(self, proposal, decision, problem="") -> tuple:

@@ -13,13 +13,16 @@ Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam rai
 KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
 (request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
 (.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
-The wire side of a turn (request body, response checks, tool_result blocks, spend) is turns.py.
+Every tool result is redacted (mcp_kubectl_server.redact) before the ledger, the audit, the trace
+or the model sees it, whichever server produced it. The wire side of a turn (request body,
+response checks, tool_result blocks, spend) is turns.py.
 """
 
 import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
 from triage_agent import prompts, records, report, terminal, turns
 from triage_agent.mcp_client import McpError
@@ -235,12 +238,14 @@ class _Run:
         started = time.time()
         try:
             text, is_error = self.tools.call(entry["name"], arguments)
-        except McpError as exc:
+        except McpError as exc:  # its message carries the server's stderr tail
             self.audit(step, use, "mcp_error", True, str(exc))
-            raise RunEnded("mcp_error", f"MCP server failed: {exc}") from exc
+            raise RunEnded("mcp_error", redact(f"MCP server failed: {exc}")) from exc
         except Exception as exc:  # a tool failure is a value the model sees
             text, is_error = f"tool call failed ({type(exc).__name__}): {exc}", True
-        text = text if isinstance(text, str) else str(text)
+        # whatever the server: nothing it returns reaches the ledger, audit, trace or model
+        # before it is redacted (ours redacts too; a third-party server may not)
+        text = redact(text if isinstance(text, str) else str(text))
         rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
         self.audit(step, use, "executed", is_error, text, **({"filled": filled} if filled else {}))
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
@@ -254,6 +259,7 @@ class _Run:
                 "proposal_refused", "propose_action is not enabled in this run; list the "
                 "action in the report's proposed_actions instead.", violation=True))
         text, is_error, proposal = self.gate.propose(arguments)
+        text = redact(text)  # it may quote kubectl's output
         decision = proposal.decision
         self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
         self.audit(step, use, f"proposal_{decision}", is_error, text)
