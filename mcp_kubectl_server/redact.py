@@ -21,6 +21,7 @@ because the text (logs, event messages) may be written by an attacker. Redact fi
 a cut can split a secret into pieces no pattern recognises.
 """
 
+import bisect
 import re
 
 MASK = "[REDACTED]"
@@ -45,9 +46,12 @@ _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
 _SET = re.compile(r"\bset[ \t]+$")
 
-_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)-----"
-                    r"(?:.*?-----END \1-----|.*\Z)", re.DOTALL)
-_END = re.compile(r"-----END (?:[A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)-----")
+_LABEL = r"([A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)"
+_BEGIN = re.compile(r"-----BEGIN " + _LABEL + "-----")
+_END = re.compile(r"-----END " + _LABEL + "-----")
+# A block whose END line is missing runs on over the lines that look like its body or headers.
+_CUT_BODY = re.compile(r"[^\n]*(?:\n(?=[ \t]*(?:[A-Za-z0-9+/=]{16}|\n|$|(?:Proc-Type|DEK-Info|"
+                       r"Version|Comment|Hash|Charset): ))[^\n]*)*")
 _BODY_LINE = re.compile(r"(?:^|\\n)[ \t\"']*([A-Za-z0-9+/]{40,}={0,2})(?=\\n|[ \t\"',]*$)",
                         re.MULTILINE)
 _NEWLINE = re.compile(r"\\n|\n")
@@ -178,6 +182,25 @@ def _body_start(text, pos, end):
     return pos
 
 
+def redact_blocks(text):
+    """PEM and PGP blocks from BEGIN to the matching END, or over the body lines that follow a
+    BEGIN whose END a cut removed. Linear: END positions are found once, then looked up."""
+    ends = {}
+    for match in _END.finditer(text):
+        ends.setdefault(match.group(1), []).append(match.start())
+    out, pos = [], 0
+    for match in _BEGIN.finditer(text):
+        if match.start() < pos:
+            continue
+        later = ends.get(match.group(1), [])
+        i = bisect.bisect_left(later, match.end())
+        stop = (later[i] + len(match.group(1)) + 14 if i < len(later)   # "-----END " + "-----"
+                else _CUT_BODY.match(text, match.end()).end())
+        out += [text[pos:match.start()], MASK]
+        pos = stop
+    return "".join(out) + text[pos:]
+
+
 def redact_key_bodies(text):
     """Key material whose BEGIN line a log tail cut off: the base64 lines before an END line,
     and lines that are nothing but long base64 in mixed case with digits."""
@@ -206,7 +229,7 @@ def redact_mysql(text):
 
 def redact(text):
     """Return `text` with every credential-shaped value replaced by [REDACTED]."""
-    text = _BLOCK.sub(MASK, text)
+    text = redact_blocks(text)
     text = redact_key_bodies(text)
     for pattern, replacement in _HEADERS:  # before assignments: `token: Bearer x` hides x, too
         text = pattern.sub(replacement, text)
