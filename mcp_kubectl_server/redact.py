@@ -59,8 +59,8 @@ _B64_PIECE = re.compile(r"[ \t\"'\r]*[A-Za-z0-9+/=]*[ \t\"'\r]*")
 _B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 _XML = re.compile(r"(<([A-Za-z_][\w.\-:]*)(?:\s[^<>]*)?>)[^<]+")
 _HEADERS = [
-    (re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;]+",
-                re.IGNORECASE), r"\1" + MASK),
+    (re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?"
+                r"[^\s\"',;]+", re.IGNORECASE), r"\1" + MASK),
     (re.compile(r"(\b(?:set-)?cookie\b[\"']?[ \t]*[:=][ \t]*)[^\r\n\"']+", re.IGNORECASE),
      r"\1" + MASK),
     (re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
@@ -114,7 +114,7 @@ def _block_body(text, start):
 def _masked_value(text, start, *, prose_kept):
     """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
     quote = text[start:start + 1]
-    if quote in _QUOTED:  # a quoted value keeps its quotes; an unterminated one ends at the line end
+    if quote in _QUOTED:  # keeps its quotes; an unterminated one ends at the line end
         end = _QUOTED[quote].match(text, start).end()
         closed = end - start > 1 and text[end - 1] == quote
         return end, quote + MASK + (quote if closed else "")

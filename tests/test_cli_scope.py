@@ -102,9 +102,10 @@ def test_the_one_allowed_namespace_is_filled_in_and_the_audit_says_so(tmp_path):
                                              {"name": "web-1", "namespace": "prod"}]
     for entry in audits(tmp_path).values():
         assert entry["decision"] == "executed" and entry["filled"] == {"namespace": "prod"}
-        assert "namespace" not in entry["arguments"] or entry["tool"] == "pods_get"
-    line = 'pods_list · executed · 55 bytes · tool_use_id=toolu_00 · filled={"namespace": "prod"}'
-    assert line in out.stderr
+        assert "namespace" not in entry["arguments"]  # the model's own call, as it was made
+    line = ('pods_list · executed · 55 bytes · tool_use_id=toolu_00 · '
+            'filled={"namespace": "prod"}')
+    assert line in out.stderr  # the operator's audit line says so, too
     assert outcome["violations"] == []
 
 

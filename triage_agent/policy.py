@@ -7,8 +7,9 @@
 
 The first rule that refuses returns a `Decision` whose text is an instruction the model can act
 on; `None` means the call may run, with the arguments rule 3 returns (it may fill in the one
-allowed namespace, or an all-namespaces flag as false). The `Ledger` holds what the rules need to remember during one
-run (executed calls, cached results, repeats). No I/O here: the loop executes and records.
+allowed namespace, or an all-namespaces flag as false). The `Ledger` holds what the rules need
+to remember during one run (executed calls, cached results, repeats). No I/O here: the loop
+executes and records.
 """
 
 import json

@@ -66,7 +66,7 @@ class ToolsetError(Exception):
 class Toolset:
     """The tools as sent to the API, and how each API name maps back."""
     api_tools: list = field(default_factory=list)
-    by_api_name: dict = field(default_factory=dict)   # api name -> {name, kind, schema}
+    by_api_name: dict = field(default_factory=dict)   # api -> {name, kind, schema, scope?}
     not_offered: list = field(default_factory=list)   # [{tool, reason}] left out
 
     def api_name(self, name):

@@ -108,7 +108,8 @@ def _reach(arguments, namespaces):
             if bad:
                 return f"{bad} is out of scope for this run"
         elif is_all_namespaces_flag(key) and value is not False:
-            return f"{key}={value!r:.40}: calls across all namespaces are not allowed (it must be false)"
+            return (f"{key}={value!r:.40}: calls across all namespaces are not allowed (it must "
+                    "be false)")
         if not isinstance(value, str):
             continue
         if _FLAG_LIKE.search(value):
