@@ -59,6 +59,11 @@ REFUSED = [
     {"namespace": "prod", "name": "  --all-namespaces"},
     {"namespace": "prod", "name": "web --namespace=kube-system"},
     {"namespace": "prod", "args": ["logs", "-n", "kube-system"]},
+    {"namespace": "prod", "kind": "Node"},
+    {"namespace": "prod", "kind": "Secret"},
+    {"namespace": "prod", "resource": "secrets"},
+    {"namespace": "prod", "resource_type": "clusterroles.rbac.authorization.k8s.io"},
+    {"namespace": "prod", "kinds": ["Pod", "v1/Namespace"]},
 ]
 
 
@@ -100,6 +105,8 @@ def test_a_list_namespace_is_filled_as_a_list_and_checked_item_by_item():
     {"namespace": "prod", "selector": "app in (web, api)"},
     {"namespace": "prod", "name": "web-1", "tail": -5},
     {"namespace": "prod", "message": "the name-space is fine"},
+    {"namespace": "prod", "kind": "Deployment", "resource": "pods"},
+    {"namespace": "prod", "kind": "Pod", "type": "Node"},
 ])
 def test_calls_that_stay_in_scope_run_unchanged(arguments):
     proof = check_scope(arguments, SCOPE, TWO, tool="pods")

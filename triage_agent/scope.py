@@ -14,6 +14,8 @@ names it. `check_scope(arguments, scope, namespaces)` then proves each call, in 
     a string value, at any depth, shaped like a command-line flag (-A, x --y)  -> out_of_scope
     a string value that selects on a namespace (metadata.namespace=x, a
       selector or filter argument that mentions a namespace at all)            -> out_of_scope
+    a kind/resource argument naming a cluster-scoped kind (Node, Namespace,
+      ClusterRole, ...) or Secret, which a namespace argument cannot bound     -> out_of_scope
     the namespace left out: filled in when exactly one is allowed, else        -> namespace_required
     an all-namespaces flag the schema has and the call left out                -> filled in as false
 
@@ -30,6 +32,13 @@ _ALL_FLAG = re.compile(r"(?:all|any|every|across)\w*namespace")
 _FLAG_LIKE = re.compile(r"^\s*-|\s-{1,2}[A-Za-z]")
 _NAMESPACE_CLAUSE = re.compile(r"namespace\w*\s*(?:[=!]=?|\s(?:not)?in\b)", re.IGNORECASE)
 _SELECTOR_KEY = re.compile(r"selector|filter|query", re.IGNORECASE)
+_KIND_KEYS = {"kind", "kinds", "resource", "resources", "resourcetype", "resourcekind"}
+# Kinds a namespace argument does not bound (cluster-scoped), and Secret, which no tool may read.
+_UNBOUNDED_KINDS = {"namespace", "node", "persistentvolume", "clusterrole", "clusterrolebinding",
+                    "customresourcedefinition", "storageclass", "priorityclass", "apiservice",
+                    "certificatesigningrequest", "mutatingwebhookconfiguration",
+                    "validatingwebhookconfiguration", "ingressclass", "runtimeclass", "csidriver",
+                    "csinode", "volumeattachment", "secret"}
 UNSCOPED_REASON = ("no namespace argument: the loop cannot prove its calls stay in scope "
                    "(offer it anyway with --allow-unscoped-tool NAME)")
 
@@ -89,6 +98,13 @@ def _walk(value, path=()):
                 yield path, item
 
 
+def _unbounded_kind(value):
+    """`nodes`, `v1/Node`, `clusterroles.rbac.authorization.k8s.io` -> True."""
+    name = value.strip().lower().rsplit("/", 1)[-1].split(".", 1)[0]
+    return name in _UNBOUNDED_KINDS or (name.endswith("s") and name[:-1] in _UNBOUNDED_KINDS) \
+        or (name.endswith("es") and name[:-2] in _UNBOUNDED_KINDS)
+
+
 def _bad_namespace(value, namespaces):
     values = value if isinstance(value, list) else [value]
     if not values:
@@ -112,6 +128,9 @@ def _reach(arguments, namespaces):
                     "be false)")
         if not isinstance(value, str):
             continue
+        if _norm(key) in _KIND_KEYS and _unbounded_kind(value):
+            return (f"{key}={value!r:.80} is a kind a namespace cannot bound (cluster-scoped, or "
+                    "a Secret)")
         if _FLAG_LIKE.search(value):
             return f"{key}={value!r:.80} looks like a command-line flag"
         if _NAMESPACE_CLAUSE.search(value) or (_SELECTOR_KEY.search(".".join(path))
