@@ -112,3 +112,13 @@ def test_calls_that_stay_in_scope_run_unchanged(arguments):
     proof = check_scope(arguments, SCOPE, TWO, tool="pods")
     assert proof.refusal is None and proof.arguments == dict(arguments, **proof.filled)
     assert set(proof.filled) <= {"allNamespaces"}
+
+
+def test_deeply_nested_arguments_are_walked_without_recursion():
+    deep = {"namespace": "prod"}
+    for _ in range(5000):
+        deep = {"x": [deep]}
+    deep["namespace"] = "prod"
+    assert check_scope(deep, SCOPE, TWO, tool="pods").refusal is None
+    deep["x"][0]["x"][0]["all_namespaces"] = True
+    assert check_scope(deep, SCOPE, TWO, tool="pods").refusal[0] == "out_of_scope"

@@ -84,18 +84,23 @@ def scope_of(input_schema):
     return Scope(keys, lists, tuple(k for k in properties if is_all_namespaces_flag(k)))
 
 
-def _walk(value, path=()):
-    """(path of keys, value) for every value at any depth; a list item keeps its list's path."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield path + (str(k),), v
-            yield from _walk(v, path + (str(k),))
-    elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, (dict, list)):
-                yield from _walk(item, path)
-            else:
-                yield path, item
+def _walk(value):
+    """(key, under a selector-like key, value) for every value at any depth; a list item keeps
+    its list's key. Iterative, so a model's deeply nested arguments cannot exhaust the stack."""
+    stack = [("", False, value)]
+    while stack:
+        key, selecting, value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                inner = selecting or bool(_SELECTOR_KEY.search(str(k)))
+                yield str(k), inner, v
+                stack.append((str(k), inner, v))
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, (dict, list)):
+                    stack.append((key, selecting, item))
+                else:
+                    yield key, selecting, item
 
 
 def _unbounded_kind(value):
@@ -105,37 +110,42 @@ def _unbounded_kind(value):
         or (name.endswith("es") and name[:-2] in _UNBOUNDED_KINDS)
 
 
+def _show(value, limit=80):
+    """A value for a refusal: scalars quoted and cut, containers by type (never a deep repr)."""
+    if isinstance(value, (dict, list)):
+        return f"<{type(value).__name__}>"
+    return repr(value)[:limit]
+
+
 def _bad_namespace(value, namespaces):
     values = value if isinstance(value, list) else [value]
     if not values:
         return "an empty namespace list"
     for item in values:
         if not isinstance(item, str) or item not in namespaces:
-            return f"namespace {item!r:.80}"
+            return f"namespace {_show(item)}"
     return None
 
 
 def _reach(arguments, namespaces):
     """Why some value reaches around the scope, or None."""
-    for path, value in _walk(arguments):
-        key = path[-1]
+    for key, selecting, value in _walk(arguments):
         if is_namespace_key(key):
             bad = _bad_namespace(value, namespaces)
             if bad:
                 return f"{bad} is out of scope for this run"
         elif is_all_namespaces_flag(key) and value is not False:
-            return (f"{key}={value!r:.40}: calls across all namespaces are not allowed (it must "
-                    "be false)")
+            return (f"{key}={_show(value, 40)}: calls across all namespaces are not allowed (it "
+                    "must be false)")
         if not isinstance(value, str):
             continue
         if _norm(key) in _KIND_KEYS and _unbounded_kind(value):
-            return (f"{key}={value!r:.80} is a kind a namespace cannot bound (cluster-scoped, or "
+            return (f"{key}={_show(value)} is a kind a namespace cannot bound (cluster-scoped, or "
                     "a Secret)")
         if _FLAG_LIKE.search(value):
-            return f"{key}={value!r:.80} looks like a command-line flag"
-        if _NAMESPACE_CLAUSE.search(value) or (_SELECTOR_KEY.search(".".join(path))
-                                                and "namespace" in value.lower()):
-            return f"{key}={value!r:.80} selects on a namespace"
+            return f"{key}={_show(value)} looks like a command-line flag"
+        if _NAMESPACE_CLAUSE.search(value) or (selecting and "namespace" in value.lower()):
+            return f"{key}={_show(value)} selects on a namespace"
     return None
 
 
