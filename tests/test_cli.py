@@ -28,7 +28,7 @@ OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "audit_log",
-                 "error", "audit_error", "not_offered"],
+                 "error", "audit_error", "not_offered", "alert"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -49,6 +49,7 @@ OUTCOME_SCHEMA = {
         "audit_error": {"type": ["string", "null"]},
         "not_offered": {"type": "array", "items": {
             "type": "object", "required": ["tool", "reason"]}},
+        "alert": {"type": ["object", "null"]},
     }}
 
 

@@ -61,6 +61,7 @@ class Outcome:
     audit_log: str = None
     error: str = None
     audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
+    alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
 
     @property
     def exit_code(self):
