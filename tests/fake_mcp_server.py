@@ -9,8 +9,9 @@ Tools: echo (text of its arguments), mixed (text + image + audio + resource bloc
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
 the answers), hang (never answers), seen (the notifications received so far), env (sorted
 environment names), quit (answers, then exits), crash (exits without answering).
-No tool is annotated unless --read-only names it (readOnlyHint true); --rename lists a tool under
-another name (dotted, too long for the API, or shadowing a built-in) and answers calls to it.
+Every tool takes an optional `namespace`, so the loop can offer it. No tool is annotated unless
+--read-only names it (readOnlyHint true); --rename lists a tool under another name (dotted, too
+long for the API, or shadowing a built-in) and answers calls to it.
 
 --modern makes it a server of the stateless revision only, serving the versions named: it
 answers server/discover, rejects initialize and any request whose _meta names another version
@@ -126,7 +127,8 @@ class Server:
 
     def definition(self, name):
         tool = {"name": self.opts.names.get(name, name), "description": f"{name} tool",
-                "inputSchema": {"type": "object"}}
+                "inputSchema": {"type": "object",
+                                "properties": {"namespace": {"type": "string"}}}}
         if name in self.opts.read_only:
             tool["annotations"] = {"readOnlyHint": True}
         return tool
