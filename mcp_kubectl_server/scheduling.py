@@ -192,3 +192,32 @@ def unplaced_line(pod, nodes):
         shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
         parts.append(f"{len(names)} node{'' if one else 's'} {what} ({shown})")
     return "why not placed: no node passes every constraint: " + "; ".join(parts)
+
+
+def pod_lines(pod, nodes, *, nodes_error=None):
+    """describe_pod's `scheduling` lines: the constraints, the placement, and for a pod not yet
+    placed the why-not line (`nodes` None with `nodes_error` when they could not be read)."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    lines = ["scheduling " + line for line in constraint_lines(spec, status)]
+    if nodes is None and nodes_error and not spec.get("nodeName") and status.get("phase") == "Pending":
+        lines.append(f"scheduling why not placed: the nodes could not be read ({nodes_error})")
+    elif nodes is not None:
+        why = unplaced_line(pod, nodes)
+        if why:
+            lines.append("scheduling " + why)
+    return lines
+
+
+def _keyed(lines):
+    keyed = {}
+    for line in lines:
+        key, _, value = line.partition(": ")
+        keyed[key] = f"{keyed[key]}; {value}" if key in keyed else value
+    return keyed
+
+
+def constraint_changes(old_spec, new_spec):
+    """`scheduling KEY: OLD -> NEW` for each constraint two pod templates disagree on."""
+    old, new = _keyed(constraint_lines(old_spec or {})), _keyed(constraint_lines(new_spec or {}))
+    return [f"scheduling {key}: {old.get(key, 'none')} -> {new.get(key, 'none')}"
+            for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]

@@ -8,7 +8,8 @@ import json
 
 from fixtures.kube_sim_scenarios_net import scheduler_message
 from fixtures.kube_sim_store import CLUSTERS_DIR
-from mcp_kubectl_server.scheduling import constraint_lines, tolerates, toleration_text, unplaced_line
+from mcp_kubectl_server.scheduling import (constraint_changes, constraint_lines, pod_lines, tolerates,
+                                           toleration_text, unplaced_line)
 
 
 def node(name, zone, *, taints=(), unschedulable=False, **labels):
@@ -135,3 +136,24 @@ def test_the_planted_pod_and_the_simulators_message_agree():
     assert "1 node(s) had untolerated taint {dedicated: mail}, 2 node(s) didn't match" in \
         scheduler_message(untolerating, nodes)
     assert "1 node has untolerated taint dedicated=mail:NoSchedule (node-c)" in unplaced_line(untolerating, nodes)
+
+
+def test_pod_lines_add_the_why_not_line_only_for_an_unplaced_pod():
+    stuck = pending(nodeSelector={"kubernetes.io/hostname": "node-d"})
+    lines = pod_lines(stuck, NODES)
+    assert lines[0] == "scheduling node selector: kubernetes.io/hostname=node-d"
+    assert lines[-1].startswith("scheduling why not placed: no node passes every constraint: 2 nodes do not")
+    unread = pod_lines(stuck, None, nodes_error="the cluster refused this read (403 Forbidden)")
+    assert unread[-1] == ("scheduling why not placed: the nodes could not be read (the cluster refused this "
+                          "read (403 Forbidden))")
+    placed = {"spec": {"nodeName": "node-a"}, "status": {"phase": "Running"}}
+    assert pod_lines(placed, NODES)[-1] == "scheduling assigned node: node-a"
+
+
+def test_template_changes_name_each_constraint_that_moved():
+    old = {"tolerations": [{"key": "dedicated", "value": "mail", "effect": "NoSchedule"}]}
+    new = dict(old, nodeSelector={"kubernetes.io/hostname": "node-d"}, priorityClassName="mail-high")
+    assert constraint_changes(old, new) == [
+        "scheduling node selector: none -> kubernetes.io/hostname=node-d",
+        "scheduling priority class: none -> mail-high"]
+    assert constraint_changes(new, new) == []
