@@ -95,14 +95,16 @@ def main(argv=None):
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
                         stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
-        return server.serve()
+        code = server.serve()
     except KeyboardInterrupt:
         code = 130
     except _Stopped as stop:
         code = stop.code
     finally:
         reader.close()
-    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    # Every reply and audit line is flushed and the proxy is stopped: leave without interpreter
+    # teardown, which the client waits for (about 60 ms) and which, when a signal stopped us
+    # mid-read of stdin, aborts on the stdin thread's lock.
     sys.stderr.flush()
     os._exit(code)
 
