@@ -271,3 +271,33 @@ def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_si
         assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
     finally:
         reader.close()
+
+
+def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    try:
+        reader.prepare()
+        assert reader.proxy.proc is not None and reader.proxy.starts == 1
+        assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
+        reader.prepare()  # a running proxy is left alone
+        assert reader.proxy.starts == 1
+    finally:
+        reader.close()
+    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
+    missing.prepare()  # nothing to say yet: the first read says it
+    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
+        missing.get_json("/version")
+    missing.close()
+
+
+def test_the_server_starts_its_proxy_when_a_client_initializes(kube_sim):
+    sim = kube_sim("crashloop")
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+    try:
+        assert server.request("ping")["result"] == {}
+        assert _proxies(sim.kubeconfig) == []  # lazily: not before a client shows up
+        server.initialize()
+        assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
+    finally:
+        server.close()
