@@ -68,9 +68,9 @@ class _Channel:
         self.conn = None
         self.lock = threading.Lock()  # guards conn against interrupt() from another thread
 
-    def open(self, timeout):
+    def open(self, timeout, cancelled=None):
         """(connection, reused): the kept-alive connection, or a new one to a running proxy."""
-        path = self.proxy.ensure()
+        path = self.proxy.ensure(cancelled)
         with self.lock:
             reused = (self.conn is not None and self.conn.sock is not None
                       and self.conn.socket_path == path)
@@ -91,6 +91,7 @@ class _Channel:
             self.drop_locked()
 
     def interrupt(self):
+        self.proxy.wake()  # a read still waiting for the proxy to start
         with self.lock:
             if self.conn is not None and self.conn.sock is not None:
                 try:
@@ -173,7 +174,7 @@ class Reader:
             self._check_cancelled()
             reused = False
             try:
-                conn, reused = self._channel.open(self._remaining())
+                conn, reused = self._channel.open(self._remaining(), self._cancelled)
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()

@@ -179,3 +179,22 @@ def test_a_body_over_the_cap_is_an_error_and_the_next_read_works(open_reader):
         with pytest.raises(ReadError, match="the response passed the 1000 byte cap and was stopped"):
             reader.get_text(f"{PODS}/x/log", max_bytes=1000)
         assert reader.get_json(f"{PODS}/x") == {"kind": "Pod"}
+
+
+def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader):
+    # kubectl proxy waits (up to 5 s) for the cluster's /version before it serves.
+    with ApiStub([Rule("/version", hang=True)]) as api:
+        reader = open_reader(api.kubeconfig, timeout=30)
+        cancelled = threading.Event()
+
+        def cancel_when_it_waits():
+            wait_for(lambda: any(path.startswith("/version") for _, path in api.requests))
+            cancelled.set()
+            reader.interrupt()
+
+        threading.Thread(target=cancel_when_it_waits, daemon=True).start()
+        started = time.monotonic()
+        with pytest.raises(CancelledError):
+            reader.for_call(cancelled=cancelled.is_set).get_json(f"{PODS}/x")
+        assert time.monotonic() - started < 2
+        assert reader.proxy.alive() and reader.proxy.starts == 1  # left starting for the next read
