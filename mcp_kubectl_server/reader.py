@@ -21,7 +21,7 @@ import threading
 import time
 from urllib.parse import quote, urlencode
 
-from .errors import CancelledError, ReadError, http_error_text
+from .errors import CancelledError, ReadError, http_error_text, redacted_line
 from .proxy import Proxy, ProxyError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -247,7 +247,7 @@ def _parse_json(body, path):
         doc = json.loads(body)
     except (ValueError, RecursionError):
         raise ReadError(f"the API server answered {path} with a body that is not JSON: "
-                        + body[:200].decode("utf-8", "replace")) from None
+                        + redacted_line(body[:4096].decode("utf-8", "replace"), 200)) from None
     if not isinstance(doc, dict):
         raise ReadError(f"the API server answered {path} with JSON that is not an object")
     return doc

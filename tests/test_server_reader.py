@@ -198,3 +198,16 @@ def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader):
             reader.for_call(cancelled=cancelled.is_set).get_json(f"{PODS}/x")
         assert time.monotonic() - started < 2
         assert reader.proxy.alive() and reader.proxy.starts == 1  # left starting for the next read
+
+
+def test_error_texts_are_redacted_before_they_are_cut(open_reader):
+    # A cut through the middle of a token would leave a piece the redactor no longer knows.
+    secret = "ghp_" + "A1b2C3d4E5" * 4
+    message = "x" * 340 + f" clone failed with token {secret} and more"  # the cut falls after it
+    with ApiStub([Rule("/pods/a", 500, status(500, "InternalError", message)),
+                  Rule("/pods/b", text="<html>" + "y" * 160 + f" token={secret}</html>")]) as api:
+        reader = open_reader(api.kubeconfig)
+        for path in (f"{PODS}/a", f"{PODS}/b"):
+            with pytest.raises(ReadError) as caught:
+                reader.get_json(path)
+            assert "[REDACTED]" in str(caught.value) and "A1b2C3" not in str(caught.value), path
