@@ -6,7 +6,6 @@ refused by the proxy itself (403 "Forbidden", never forwarded: the simulator's r
 it), so read-only holds even if the server's own client were wrong.
 """
 
-import http.client
 import os
 import signal
 import stat
@@ -16,7 +15,8 @@ import sys
 import pytest
 
 from mcp_kubectl_server.proxy import accept_paths
-from mcp_kubectl_server.reader import ReadError, Reader, UnixHTTPConnection
+from mcp_kubectl_server.reader import ReadError, Reader
+from mcp_kubectl_server.unixhttp import UnixHTTPConnection
 from tests.api_stub import ApiStub, wait_for
 from tests.test_server_support import ServerProcess
 
