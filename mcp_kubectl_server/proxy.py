@@ -177,7 +177,12 @@ class Proxy:
     def _launch(self):
         self._reap()
         if self._dir is None:  # mkdtemp makes it 0700: only this user can reach the socket
-            self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
+            try:
+                self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
+            except OSError as exc:
+                raise ProxyError(f"cannot make a private directory for the proxy's socket in"
+                                 f" {tempfile.gettempdir()!r} ({exc.strerror}); the operator should"
+                                 " point TMPDIR at a writable directory") from None
         self.starts += 1
         self.socket_path = os.path.join(self._dir, f"proxy-{self.starts}.sock")
         self._stderr.clear()

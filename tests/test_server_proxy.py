@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -301,3 +302,12 @@ def test_the_server_starts_its_proxy_when_a_client_initializes(kube_sim):
         assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
     finally:
         server.close()
+
+
+def test_no_writable_temp_dir_is_a_clear_error(kube_sim, tmp_path, monkeypatch):
+    sim = kube_sim("healthy")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    with pytest.raises(ReadError, match="cannot make a private directory for the proxy's socket in"):
+        reader.get_json("/version")
+    reader.close()
