@@ -311,3 +311,23 @@ def test_no_writable_temp_dir_is_a_clear_error(kube_sim, tmp_path, monkeypatch):
     with pytest.raises(ReadError, match="cannot make a private directory for the proxy's socket in"):
         reader.get_json("/version")
     reader.close()
+
+
+def test_a_kept_alive_connection_the_proxy_dropped_is_reopened_without_a_restart(tmp_path):
+    # A proxy that answers one request per connection, then closes it without saying so.
+    kubectl = _fake_kubectl(tmp_path, (
+        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(4)\n"
+        "print('Starting to serve on', path, flush=True)\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    c.recv(65536)\n"
+        "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n'\n"
+        "              b'Content-Length: 15\\r\\n\\r\\n{\"kind\": \"Pod\"}')\n"
+        "    c.close()\n"))
+    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
+    try:
+        for _ in range(3):
+            assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}") == {"kind": "Pod"}
+        assert reader.proxy.starts == 1 and reader.proxy.alive()
+    finally:
+        reader.close()
