@@ -62,8 +62,8 @@ def http_error_text(status, content_type, body, *, path, namespaces=()):
         return (f"the cluster refused this read (403 Forbidden): {message}. These credentials cannot"
                 " read that (RBAC); do not retry it, work with what the other tools show")
     if status == 404 and details.get("name"):
-        return (f"not found (404): {message}; check the exact name and namespace (get_pods lists"
-                " the pods); the object may have been deleted or replaced")
+        return (f"not found (404): {message}; check the exact name and namespace: the object may"
+                " have been deleted or replaced, so list what exists before asking again")
     if status == 404:
         return (f"the API server does not serve {path} (404: {message}): this cluster may not have"
                 " that API group or version; do not retry it")

@@ -148,8 +148,9 @@ def test_missing_pod_names_the_api_servers_message(serve):
     server, _ = serve("crashloop")
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "nope-1"})
     assert is_error
-    assert text == ('not found (404): pods "nope-1" not found; check the exact name and namespace'
-                    ' (get_pods lists the pods); the object may have been deleted or replaced')
+    assert text == ('not found (404): pods "nope-1" not found; check the exact name and namespace:'
+                    " the object may have been deleted or replaced, so list what exists before asking"
+                    " again")
 
 
 def test_the_server_writes_nothing_under_home(kube_sim, tmp_path):

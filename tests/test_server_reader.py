@@ -83,8 +83,8 @@ def test_only_api_paths_are_read(path, open_reader, tmp_path):
      ' "pods" in API group "" in the namespace "prod". These credentials cannot read that (RBAC); do'
      " not retry it, work with what the other tools show"),
     (Rule("/pods", 404, status(404, "NotFound", 'pods "x" not found', name="x", kind="pods")),
-     'not found (404): pods "x" not found; check the exact name and namespace (get_pods lists the'
-     " pods); the object may have been deleted or replaced"),
+     'not found (404): pods "x" not found; check the exact name and namespace: the object may have'
+     " been deleted or replaced, so list what exists before asking again"),
     (Rule("/pods", 404, status(404, "NotFound", "the server could not find the requested resource")),
      f"the API server does not serve {PODS} (404: the server could not find the requested resource):"
      " this cluster may not have that API group or version; do not retry it"),
