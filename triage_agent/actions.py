@@ -11,8 +11,9 @@ A proposal {kind, namespace, target, reason} from the model goes through, in ord
 
 Every outcome is a value: a text for the model, an is_error flag and a `Proposal` record. An
 approve or runner that raises becomes denied / failed, never an exception out of `propose`.
-`tty_approve` asks the operator on the controlling terminal; `run_command` runs an argv with a
-timeout that kills the process group.
+An approved command that does not run (no --execute) is also told to the operator, through
+`say`, ready to paste. `tty_approve` asks the operator on the controlling terminal; `run_command`
+runs an argv with a timeout that kills the process group.
 """
 
 import dataclasses
@@ -171,7 +172,7 @@ class ActionGate:
     """Applies validation and the three gates to each propose_action call of one run."""
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
-                 kubectl="kubectl", kubeconfig=None):
+                 kubectl="kubectl", kubeconfig=None, say=None):
         if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
             raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
@@ -186,6 +187,7 @@ class ActionGate:
         self.context = context
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
+        self.say = say or (lambda line: None)   # lines for the operator (the CLI: stderr)
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
         self.proposals = []  # every Proposal of this run, in order
 
@@ -212,6 +214,8 @@ class ActionGate:
             self.denied.add(key)
             return self._finish(proposal, "denied")
         if not self.execute:
+            self._tell("triage-agent: approved, not run (--execute is off). To run it yourself:"
+                       f"\n  {printable(proposal.command, keep_newlines=False)}")
             return self._finish(proposal, "approved_not_executed")
         return self._run(proposal)
 
@@ -222,6 +226,12 @@ class ActionGate:
         except Exception as exc:
             return False, f"approval failed ({type(exc).__name__}: {exc})"[:300]
         return approved is True, printable(note if isinstance(note, str) else "")[:500]
+
+    def _tell(self, line):
+        try:
+            self.say(line)
+        except Exception:  # a line that cannot be shown must not change the decision
+            pass
 
     def _run(self, proposal) -> tuple:
         proposal.gates["executed"] = True
@@ -297,6 +307,9 @@ def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
         line = _read_line(fd, timeout)
     except OSError:
         line = None
+    except KeyboardInterrupt:   # ^C or a stop signal at the prompt: what follows on stderr
+        _end_line(fd)           # (the stop message) must not land on the prompt's line
+        raise
     finally:
         os.close(fd)
     if line is None:
@@ -305,6 +318,13 @@ def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
     if answer.lower() in ("y", "yes"):
         return True, "approved by the operator"
     return False, answer
+
+
+def _end_line(fd):
+    try:
+        os.write(fd, b"\n")
+    except OSError:
+        pass
 
 
 def _discard_typeahead(fd):
@@ -366,3 +386,4 @@ def _kill_group(proc):
 
 def _decode(data) -> str:
     return (data or b"").decode("utf-8", "replace")
+
