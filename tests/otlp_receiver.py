@@ -1,7 +1,7 @@
 """A real OTLP/HTTP receiver for tests, and a checker for what it receives.
 
 `Receiver` is a stdlib ThreadingHTTPServer on 127.0.0.1:0 that records every request (path,
-headers, parsed JSON body) and answers from a script of (status, headers, body) replies, then
+headers with lowercase names, parsed JSON body) and answers from a script of (status, headers, body) replies, then
 200. `wait(n)` blocks on an event until n requests arrived (never a fixed sleep).
 
 `request_problems(body)` checks an ExportTraceServiceRequest in OTLP/JSON as a receiver would
@@ -46,7 +46,8 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(reply)
                 with receiver._arrived:
-                    receiver.requests.append({"path": self.path, "headers": dict(self.headers),
+                    receiver.requests.append({"path": self.path, "headers": {
+                        name.lower(): value for name, value in self.headers.items()},
                                               "body": body, "raw": raw})
                     receiver._arrived.notify_all()
 
@@ -55,7 +56,10 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever to look at its flag: look often, so a test ends
+        # when its receiver does, not half a second (the default poll) later
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,),
+                                       daemon=True)
 
     def __enter__(self):
         self.thread.start()

@@ -56,11 +56,17 @@ OUTCOME_SCHEMA = {
 
 
 def run_cli(*args, env=None, timeout=60):
-    """`python -m triage_agent ARGS` from the project root, without an API key."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    """`python -m triage_agent ARGS` from the project root, without an API key or the
+    developer's own OpenTelemetry settings."""
+    environ = clean_env()
     environ.update(env or {})
     return subprocess.run([sys.executable, "-m", "triage_agent", *args], cwd=ROOT, env=environ,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def clean_env():
+    """os.environ without ANTHROPIC_* and OTEL_* (a test sets what it means to test)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
 
 
 def replay_args(sim, fixture, *extra):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.fake_messages_api import SMALL_USAGE, response
-from tests.test_cli import ROOT
+from tests.test_cli import ROOT, clean_env
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
 PODS_QUOTE = f"{POD} phase=Running ready=0/1 restarts=47"
@@ -41,14 +41,16 @@ def fixture(tmp_path):
     return path
 
 
-def run_on_pty(argv, answer, timeout=60):
-    """Run argv with a controlling pty (for the approval) and stdout on a pipe."""
+def run_on_pty(argv, answer, timeout=60, env=None):
+    """Run argv with a controlling pty (for the approval) and stdout on a pipe; `answer` is
+    typed at the prompt (a str, then Enter) or is a callable given the pty's master fd."""
     out_r, out_w = os.pipe()
+    environ = {**clean_env(), **(env or {})}
     pid, master = pty.fork()
     if pid == 0:  # child: stdout to the pipe, the pty stays the controlling terminal
         os.dup2(out_w, 1)
         os.chdir(ROOT)
-        os.execv(sys.executable, [sys.executable, "-m", "triage_agent", *argv])
+        os.execve(sys.executable, [sys.executable, "-m", "triage_agent", *argv], environ)
     os.close(out_w)
     deadline, screen, answered = time.monotonic() + timeout, b"", False
     while time.monotonic() < deadline:
@@ -62,7 +64,10 @@ def run_on_pty(argv, answer, timeout=60):
             break
         screen += chunk
         if not answered and b"Run this command?" in screen:
-            os.write(master, answer.encode() + b"\n")
+            if callable(answer):
+                answer(master)
+            else:
+                os.write(master, answer.encode() + b"\n")
             answered = True
     status = _wait(pid, deadline)
     stdout = b""
