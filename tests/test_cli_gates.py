@@ -5,6 +5,7 @@ import json
 import os
 import pty
 import select
+import shlex
 import signal
 import sys
 import time
@@ -108,3 +109,54 @@ def test_approval_on_a_terminal(kube_sim, tmp_path, answer, execute, decision, w
     if decision == "denied":
         assert proposal["note"] == answer
         assert outcome["violations"][0]["decision"] == "proposal_denied"
+    key = {"executed": "executed", "denied": "denied",
+           "approved_not_executed": "approved_not_run"}[decision]
+    assert {k: len(v) for k, v in outcome["actions_taken"].items()} == {
+        k: int(k == key) for k in ("executed", "failed", "approved_not_run", "denied")}
+    taken = outcome["actions_taken"][key][0]
+    assert (taken["kind"], taken["target"]) == ("rollout_restart", "checkout")
+    assert shlex.split(taken["command"]) == proposal["argv"]
+
+
+def test_an_approved_command_that_does_not_run_is_printed_ready_to_paste(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart", "--json"]
+    code, stdout, screen = run_on_pty(argv, "yes")
+    assert code == 0, screen
+    proposal = json.loads(stdout)["proposals"][0]
+    lines = screen.splitlines()
+    at = next(i for i, line in enumerate(lines) if "approved, not run" in line)
+    assert lines[at] == ("triage-agent: approved, not run (--execute is off). To run it "
+                         "yourself:")
+    assert shlex.split(lines[at + 1]) == proposal["argv"]      # pasted, it is the argv
+    assert lines[at + 1].startswith("  kubectl --kubeconfig ")
+    assert sim.journal_entries() == []
+
+
+def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
+    sim = kube_sim("crashloop")
+    argv = ["checkout pods in prod keep restarting", "--namespaces", "prod",
+            "--replay", str(ROOT / "fixtures" / "replay" / "crashloop-undo.json"),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute"]
+    code, stdout, screen = run_on_pty(argv, "yes")
+    assert code == 0, screen
+    assert [e["verb"] for e in sim.journal_entries()] == ["PATCH"]   # it really ran
+    taken = stdout.split("Actions taken", 1)[1].split("Proposed actions", 1)
+    assert "  - executed: rollout_undo prod/checkout (exit code 0)" in taken[0]
+    assert f"    kubectl --kubeconfig {sim.kubeconfig} rollout undo deployment/checkout -n prod" \
+        in taken[0]
+    proposed = taken[1].split("Next checks", 1)[0]
+    assert "1. rollout_undo prod/checkout" in proposed
+    assert "already executed in this run (see Actions taken)" in proposed
+    assert "run: kubectl" not in proposed                   # not offered to run a second time
+
+
+def test_with_nothing_approved_the_report_says_nothing_ran(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart"]
+    code, stdout, screen = run_on_pty(argv, "no")
+    assert code == 0, screen
+    taken = stdout.split("Actions taken", 1)[1].split("Proposed actions", 1)[0]
+    assert "  - denied by the operator: rollout_restart prod/checkout (no)" in taken

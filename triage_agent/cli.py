@@ -9,6 +9,10 @@ Exit codes: 0 report written, 2 usage or configuration error, 3 run ended withou
 signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
 prints the outcome, audit and cost gathered so far.
 
+The run's audit and trace records are opened here (records.py); when the run ends, however it
+ends, its trace is written and sent to the collector the OTEL_* environment names (otlp.py),
+after the outcome is printed; an export failure is one warning line, never another exit code.
+
 With --json the outcome is one JSON object on stdout and everything meant for people goes to
 stderr; a failure before the run (once the options parse) is an outcome too, with stop
 usage_error, mcp_error or interrupted and no steps. A stderr that is closed, full or gone loses
