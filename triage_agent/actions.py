@@ -386,4 +386,3 @@ def _kill_group(proc):
 
 def _decode(data) -> str:
     return (data or b"").decode("utf-8", "replace")
-
