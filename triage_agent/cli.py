@@ -317,8 +317,8 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         return 4
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
-    recorder.tracer.mcp_attributes = {"mcp.protocol.version":
-                                      getattr(tools, "protocol_version", None)}
+    print(f"triage-agent: {server_line(tools)}", file=stderr)
+    recorder.tracer.mcp_attributes = {"mcp.protocol.version": tools.protocol_version}
     try:
         outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
     finally:
@@ -331,6 +331,15 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     print_outcome(outcome, args, stderr)
     recorder.finish(outcome)  # after the output: a slow collector must not hold the report back
     return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+
+
+def server_line(client):
+    """Which server answered and in which MCP era, for the operator's first look."""
+    info = client.server_info or {}
+    name = terminal.shorten(terminal.printable(
+        f"{info.get('name', '?')} {info.get('version', '')}".strip(), keep_newlines=False), 80)
+    era = "stateless" if client.era == "modern" else "initialize handshake"
+    return f"MCP server {name}, protocol {client.protocol_version} ({era})"
 
 
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
