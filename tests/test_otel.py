@@ -253,6 +253,10 @@ def test_bad_values_are_warnings_and_never_smuggle_a_header():
 
 # --- export against a real receiver --------------------------------------------------------------
 
+def must_not_sleep(seconds):
+    pytest.fail(f"the exporter waited {seconds} s for a retry it must not make")
+
+
 def export_to(receiver, *, timeout=5.0, path="/v1/traces", **options):
     settings = otlp.Settings(url=receiver.url + path, headers={"x-key": "k"}, timeout=timeout)
     spans = [otel.Tracer().end(Outcome(stop="report"))]
@@ -293,7 +297,7 @@ def test_retry_after_as_an_http_date_is_honoured():
 
 def test_no_retry_that_would_pass_the_timeout_and_only_one_retry():
     with Receiver([(429, {"Retry-After": "60"}, b"")]) as receiver:
-        ok, lines = export_to(receiver, timeout=1.0, sleep=pytest.fail)
+        ok, lines = export_to(receiver, timeout=1.0, sleep=must_not_sleep)
     assert not ok and len(receiver.requests) == 1
     assert len(lines) == 1 and "retry after 60 s, past the export timeout" in lines[0]
     with Receiver([(503, {"Retry-After": "0"}, b"")] * 3) as receiver:
@@ -303,7 +307,7 @@ def test_no_retry_that_would_pass_the_timeout_and_only_one_retry():
 
 def test_a_rejected_export_is_one_warning_without_the_header_values():
     with Receiver([(400, {}, b'{"code": 3, "message": "bad span\\u001b[2J"}')]) as receiver:
-        ok, lines = export_to(receiver, sleep=pytest.fail)
+        ok, lines = export_to(receiver, sleep=must_not_sleep)
     assert not ok and len(receiver.requests) == 1
     assert lines == [f"warning: trace not exported to {receiver.url}/v1/traces: HTTP 400 (bad "
                      "span\\x1b[2J); the run's outcome is unchanged"]

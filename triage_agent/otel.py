@@ -18,8 +18,9 @@ MCP tool's span mcp.method.name, mcp.protocol.version and network.transport. Wha
 project's own is under triage_agent.*. Message content (gen_ai.input.messages,
 gen_ai.output.messages, gen_ai.system_instructions, gen_ai.tool.definitions,
 gen_ai.tool.call.arguments / result) is recorded only when the `Tracer` is made with
-`capture_content` (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), as JSON strings whose
-every text has been through the secret redactor.
+`capture_content` (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), every text through
+the secret redactor first; structured values go as JSON strings, which the conventions allow on
+spans and which every backend can show (few index a map-valued attribute).
 
 `model_call_span` and `tool_span` build a draft (name, kind, times, attributes, error, content);
 `Tracer.record` gives it ids and encodes it; `Tracer.end(outcome)` closes the root span.
