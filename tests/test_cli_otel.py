@@ -88,9 +88,9 @@ def test_two_runs_in_one_trace_file_are_two_traces(kube_sim, tmp_path):
     sim = kube_sim("crashloop")
     trace = tmp_path / "trace.jsonl"
     ids = []
-    for _ in range(2):
-        out = run_cli(*replay_args(sim, "crashloop", "--json", "--trace", str(trace)))
-        assert out.returncode == 0, out.stderr
+    for _ in range(2):   # a one-call run (the model refuses) is enough to make a trace
+        out = run_cli(*replay_args(sim, "refusal", "--json", "--trace", str(trace)))
+        assert out.returncode == 3, out.stderr
         ids.append(json.loads(out.stdout)["trace_id"])
     spans = jsonl(trace)
     assert len(set(ids)) == 2 and {s["traceId"] for s in spans} == set(ids)
