@@ -1,8 +1,9 @@
 """A real OTLP/HTTP receiver for tests, and a checker for what it receives.
 
 `Receiver` is a stdlib ThreadingHTTPServer on 127.0.0.1:0 that records every request (path,
-headers with lowercase names, parsed JSON body) and answers from a script of (status, headers, body) replies, then
-200. `wait(n)` blocks on an event until n requests arrived (never a fixed sleep).
+headers with lowercase names, parsed JSON body) and answers from a script of (status, headers,
+body) replies, then 200. The CLI exports before it exits, so a test reads `.requests` once the
+process has ended: nothing is waited for.
 
 `request_problems(body)` checks an ExportTraceServiceRequest in OTLP/JSON as a receiver would
 parse it: lowerCamelCase fields, hex ids of the right length, decimal-string nanosecond times,
@@ -27,7 +28,7 @@ class Receiver:
     def __init__(self, replies=()):
         self.replies = list(replies)
         self.requests = []
-        self._arrived = threading.Condition()
+        self._lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,19 +38,19 @@ class Receiver:
                     body = json.loads(raw)
                 except ValueError:
                     body = None
-                status, headers, reply = receiver.replies.pop(0) if receiver.replies else \
-                    (200, {}, b"{}")
+                sent = {name.lower(): value for name, value in self.headers.items()}
+                # recorded before the reply: once the client has its answer, the test may look
+                with receiver._lock:
+                    receiver.requests.append({"path": self.path, "headers": sent,
+                                              "body": body, "raw": raw})
+                    status, headers, reply = receiver.replies.pop(0) if receiver.replies else \
+                        (200, {}, b"{}")
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
                 self.wfile.write(reply)
-                with receiver._arrived:
-                    receiver.requests.append({"path": self.path, "headers": {
-                        name.lower(): value for name, value in self.headers.items()},
-                                              "body": body, "raw": raw})
-                    receiver._arrived.notify_all()
 
             def log_message(self, *args):
                 pass
@@ -69,12 +70,6 @@ class Receiver:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(5)
-
-    def wait(self, count, timeout=10):
-        """Block until `count` requests arrived; returns them."""
-        with self._arrived:
-            self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
-        return list(self.requests)
 
 
 def spans_of(body):

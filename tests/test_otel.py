@@ -247,6 +247,11 @@ def test_bad_values_are_warnings_and_never_smuggle_a_header():
     assert settings.timeout == 10.0
     assert settings.resource == {"service.name": "triage-agent", "service.version": __version__}
     assert len(settings.problems) == 3 and "a%0D" not in " ".join(settings.problems)
+    grpc = otlp.settings_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317",
+                                   "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert grpc.url and "not its gRPC one (4317)" in grpc.problems[0]
+    assert not otlp.settings_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+                                       "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}).problems
     nowhere = otlp.settings_from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"})
     assert nowhere.url is None and "not an http:// or https:// URL" in nowhere.problems[0]
 

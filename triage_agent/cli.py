@@ -72,6 +72,8 @@ environment:
                           headers for the export, key=value,... with URL-encoded values
   OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT
                           export timeout in milliseconds, retry included (default 10000)
+  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+                          only http/json is sent; grpc is a warning (default http/json)
   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
                           the trace's resource (default service.name triage-agent)
   OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none

@@ -17,6 +17,9 @@ The environment, read once by `settings_from_env`:
                                          the traces variable replaces the general one
     OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT  milliseconds for the whole export, retry included
                                          (default 10000)
+    OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL http/json is what is sent (http/protobuf is taken as
+                                         a hint a collector's OTLP/HTTP port honours either
+                                         way); grpc is a warning
     OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES   the resource (service.name, service.version)
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true   message content in the spans
 With no endpoint set nothing is sent: a command-line tool does not knock on localhost:4318
@@ -65,6 +68,12 @@ def settings_from_env(environ) -> Settings:
             environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
         return settings
     settings.url = _endpoint(environ, settings.problems)
+    name = _first_set(environ, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+    if settings.url and name and environ[name].strip() not in ("http/json", "http/protobuf"):
+        # a collector takes both http encodings on its OTLP/HTTP port; gRPC is another port
+        settings.problems.append(f"{name}={environ[name].strip()!r}: only OTLP/HTTP with JSON is"
+                                 " spoken here; the endpoint must be the collector's OTLP/HTTP "
+                                 "port (4318), not its gRPC one (4317)")
     name = _first_set(environ, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
     if name:
         settings.headers = _pairs(environ, name, settings.problems, header=True)
