@@ -186,6 +186,7 @@ def test_attribute_encoding_drops_none_and_empty_lists():
         {"key": "d", "value": {"intValue": "0"}}, {"key": "e", "value": {"boolValue": False}},
         {"key": "f", "value": {"doubleValue": 1.5}},
         {"key": "g", "value": {"arrayValue": {"values": [{"stringValue": "x"}]}}}]
+    assert otel.any_value(float("nan")) == {"stringValue": "nan"}   # JSON has no NaN
 
 
 def test_the_checker_rejects_what_is_not_otlp_json():

@@ -27,6 +27,7 @@ spans and which every backend can show (few index a map-valued attribute).
 """
 
 import json
+import math
 import secrets
 import time
 
@@ -59,7 +60,7 @@ def any_value(value) -> dict:
         return {"boolValue": value}
     if isinstance(value, int):
         return {"intValue": str(value)}
-    if isinstance(value, float):
+    if isinstance(value, float) and math.isfinite(value):   # JSON has no NaN or infinity
         return {"doubleValue": value}
     if isinstance(value, (list, tuple)):
         return {"arrayValue": {"values": [any_value(item) for item in value]}}
