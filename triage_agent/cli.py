@@ -1,6 +1,8 @@
 """Command line: parse options, wire the seams (model, MCP tools, gate, recorder), show the outcome.
 
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
+    python3 -m triage_agent --alert FILE|- --namespaces NS[,NS...] [options]
+    python3 -m triage_agent serve --listen HOST:PORT --namespaces NS[,NS...] [options] (serve.py)
 
 Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
 4 model API or MCP server failure, 128 + N when signal N stopped the run: 130 for ^C (SIGINT),
@@ -30,6 +32,7 @@ from pathlib import Path
 from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
+DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,7 +93,10 @@ def build_parser():
     p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
                                 "with a model and read-only kubectl tools.", epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("symptom", help="what the operator sees, in words")
+    p.add_argument("symptom", nargs="?", help="what the operator sees, in words")
+    p.add_argument("--alert", metavar="FILE|-", help="triage an Alertmanager webhook payload or "
+                   "one alert (a file, or - for stdin) instead of a symptom (default: none, the "
+                   "symptom is given in words)")
     p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
                    help="namespaces in scope (required, no default: there is no cluster-wide "
                    "scope)")
@@ -110,6 +116,14 @@ def build_parser():
                    help="max_tokens per model call (default: %(default)s)")
     p.add_argument("--no-fallbacks", action="store_true",
                    help="no server-side model fallback (default: fallbacks on)")
+    p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
+                   "instead of a stream of events, for proxies that cannot pass events on "
+                   "(default: streamed)")
+    p.add_argument("--show-thinking", action="store_true", help="stream the model's thinking to "
+                   "stderr too, not only its text (default: off)")
+    p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
+                   metavar="SECONDS", help="streaming: a call whose stream stays silent this "
+                   "long is sent again (default: %(default)g)")
     p.add_argument("--max-steps", type=_positive(int, 1), default=12,
                    help="model calls (default: %(default)s)")
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20,
@@ -144,8 +158,10 @@ def check_options(args):
     if not namespaces or bad:
         raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
                          "is not a valid namespace name")
-    if not args.symptom.strip():
-        raise UsageError("the symptom is empty: describe what you see")
+    if args.alert is not None and args.symptom is not None:
+        raise UsageError("give a symptom or --alert, not both")
+    if args.alert is None and not (args.symptom or "").strip():
+        raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -180,8 +196,9 @@ def server_argv(args, namespaces):
 
 
 def make_model(args, stderr):
-    """(model seam, model name); the live client says on stderr when it waits to retry."""
-    from triage_agent import replay
+    """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
+    status line, which also shows the client's waits to retry."""
+    from triage_agent import replay, status
     from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
@@ -189,13 +206,16 @@ def make_model(args, stderr):
         except replay.FixtureError as exc:
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
+                             show_thinking=args.show_thinking)
     client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
                             base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                            fallbacks=not args.no_fallbacks,
-                            on_retry=lambda n, delay, error: print(
-                                f"[retry {n}] {error}; trying again in {delay:.1f} s",
-                                file=stderr))
-    model = replay.RecordingModel(client) if args.record else client
+                            fallbacks=not args.no_fallbacks, stream=not args.no_stream,
+                            idle_timeout=args.idle_timeout, on_stream=line.event,
+                            on_retry=lambda n, delay, error: line.retry(
+                                f"[retry {n}] {error}; trying again in {delay:.1f} s"))
+    model = status.StatusModel(client, line)
+    model = replay.RecordingModel(model) if args.record else model
     return model, args.model or DEFAULT_MODEL
 
 
@@ -223,7 +243,7 @@ def print_failure(args, stop, error, stderr, trace_id=None):
     from triage_agent.loop import Outcome
     print(f"triage-agent: {error}", file=stderr)
     outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
-                      trace_id=trace_id)
+                      trace_id=trace_id, alert=getattr(args, "alert_identity", None))
     if args.json and not getattr(args, "outcome_printed", False):
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1))
     return outcome
@@ -251,9 +271,13 @@ def print_outcome(outcome, args, stderr):
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     taken = report.actions_taken(outcome.proposals)
     if not args.json and outcome.report is not None:
-        terminal.print_stdout(report.render_text(
-            outcome.report, grounding_warnings=outcome.grounding_warnings, context=args.context,
-            kubeconfig=args.kubeconfig, actions=taken))
+        text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
+                                  context=args.context, kubeconfig=args.kubeconfig,
+                                  actions=taken)
+        if outcome.alert:
+            from triage_agent import alerts
+            text = alerts.render_identity(outcome.alert) + "\n\n" + text
+        terminal.print_stdout(text)
     elif not args.json and any(taken.values()):  # no report: what ran must still be said
         print("triage-agent: actions taken in this run:\n"
               + "\n".join(report.render_actions_taken(taken)), file=stderr)
@@ -274,6 +298,10 @@ def run(args, stderr, signals):
     # imported here, not at the top, so that --help and usage errors start fast
     from triage_agent import loop, records
     namespaces = check_options(args)
+    if args.alert is not None:
+        namespaces = take_alert(args, namespaces, stderr)
+        if namespaces is None:
+            return 0
     policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
                                max_cost_usd=args.max_cost_usd)
@@ -305,6 +333,28 @@ def open_records(args, stderr):
         raise UsageError(f"cannot open a record file: {exc}") from None
 
 
+def take_alert(args, ceiling, stderr):
+    """--alert: the symptom from the alert, the namespaces it names inside the ceiling; None when
+    nothing fires (said in one line, and with --json as an outcome)."""
+    from triage_agent import alerts
+    try:
+        firing = alerts.parse_payload(alerts.read_payload(args.alert))
+    except alerts.AlertError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    if not firing:
+        args.alert_identity = {"alerts": []}
+        print_failure(args, "not_firing", "no firing alert in the payload: nothing to triage",
+                      stderr)
+        return None
+    args.alert_identity = alerts.identity(firing)
+    try:
+        namespaces = alerts.scope(firing, ceiling)
+    except alerts.ScopeError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    args.symptom = alerts.symptom(firing)
+    return namespaces
+
+
 def triage(args, policy, model, model_name, recorder, stderr, signals):
     """Start the tools, run the loop, shut the server down, print the outcome."""
     from triage_agent import prompts
@@ -328,6 +378,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         tools.close()
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
     outcome.trace_id = recorder.trace_id
+    outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
@@ -374,7 +425,11 @@ def save_recording(args, model, model_name, stderr):
 
 
 def main(argv=None):
-    """Run the triage CLI; returns the process exit code."""
+    """Run the triage CLI (or `serve`); returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from triage_agent import serve
+        return serve.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)

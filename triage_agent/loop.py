@@ -57,6 +57,7 @@ class Outcome:
     trace_id: str = None
     audit_log: str = None
     error: str = None
+    alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
 
     @property
     def exit_code(self):
