@@ -29,7 +29,7 @@ OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "trace_id",
-                 "audit_log", "error", "alert", "actions_taken"],
+                 "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -48,6 +48,9 @@ OUTCOME_SCHEMA = {
         "trace_id": {"type": ["string", "null"]},
         "audit_log": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
+        "audit_error": {"type": ["string", "null"]},
+        "not_offered": {"type": "array", "items": {
+            "type": "object", "required": ["tool", "reason"]}},
         "alert": {"type": ["object", "null"]},
         "actions_taken": {"type": "object", "additionalProperties": False,
                           "required": ["executed", "failed", "approved_not_run", "denied"],
