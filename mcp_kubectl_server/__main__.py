@@ -4,8 +4,9 @@
         [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
 
 --context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
-the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
-the server ends: EOF, SIGTERM, SIGHUP or ^C.
+the kubeconfig); --timeout bounds each tool call's reads together. When it starts serving, the
+server launches the proxy and imports the rest of itself while kubectl starts (nothing waits for
+the proxy before the first read); it stops the proxy however it ends: EOF, SIGTERM, SIGHUP, ^C.
 Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
 128+N stopped by signal N.
 """
@@ -17,7 +18,6 @@ import signal
 import sys
 
 from .reader import ReadError, Reader
-from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -53,6 +53,7 @@ def parse_args(argv):
 
 def protocol_line():
     """Which MCP revisions this server speaks on stdio, for --check."""
+    from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS
     return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
@@ -91,6 +92,8 @@ def main(argv=None):
     try:
         if args.check:
             return check(reader)
+        reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
+        from .server import Server  # imported after the launch, for the same reason
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,

@@ -14,8 +14,8 @@ proxy) and of Secrets. kubectl splits every one of these flags on commas and mat
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
-(`prepare()` launches it early, without waiting, when a client connects; `wake()` lets a
-cancelled read stop waiting); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader decides when to
+(`prepare()` launches it early, without waiting, so that its start overlaps other work;
+`wake()` lets a cancelled read stop waiting); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader decides when to
 `restart()` it (once per failed read) and reports its exit code (`settle()`) and
 `stderr_tail()`.
 """

@@ -292,14 +292,14 @@ def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp
     missing.close()
 
 
-def test_the_server_starts_its_proxy_when_a_client_initializes(kube_sim):
+def test_the_server_launches_its_proxy_when_it_starts_serving(kube_sim):
     sim = kube_sim("crashloop")
     server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
-    try:
-        assert server.request("ping")["result"] == {}
-        assert _proxies(sim.kubeconfig) == []  # lazily: not before a client shows up
-        server.initialize()
+    try:  # before any request: its start overlaps the server's own and the client's handshake
         assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
+        server.initialize()
+        assert not server.call("get_pods", {"namespace": "prod"})[1]
+        assert len(_proxies(sim.kubeconfig)) == 1
     finally:
         server.close()
 
