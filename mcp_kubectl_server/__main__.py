@@ -1,7 +1,8 @@
 """Command line for the read-only kubectl MCP server: parse options, check them, serve stdio.
 
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
-        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
+        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--no-cluster-tools]
+        [--check]
 
 Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted.
 """
@@ -24,6 +25,8 @@ def parse_args(argv):
     parser.add_argument("--kubectl", default="kubectl", help="kubectl binary (default: kubectl on PATH)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per kubectl run (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
+    parser.add_argument("--no-cluster-tools", action="store_true",
+                        help="do not offer the cluster-scoped tools (get_nodes, describe_node)")
     parser.add_argument("--check", action="store_true",
                         help="run `kubectl version` against the cluster, print the result and exit")
     args = parser.parse_args(argv)
@@ -59,7 +62,8 @@ def main(argv=None):
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
     server = Server(kubectl, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                    stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
+                    stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet,
+                    cluster_tools=not args.no_cluster_tools)
     try:
         return server.serve()
     except KeyboardInterrupt:

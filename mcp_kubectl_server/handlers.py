@@ -7,8 +7,10 @@ checked (tools.check_arguments). Model-supplied names only ever reach kubectl in
 
 import json
 
+from .catalog import READER_HANDLERS
 from .describe import describe_digest
 from .digest import clean_log_text, events_digest, pods_digest, state_words
+from .rawread import KubectlReader, ReadError
 from .tools import TAIL_DEFAULT
 from .validate import check_subdomain
 
@@ -139,9 +141,12 @@ HANDLERS = {"get_pods": get_pods, "describe_pod": describe_pod, "get_events": ge
             "get_logs": get_logs}
 
 
-def run_tool(kubectl, name, arguments, cancelled=None):
+def run_tool(kubectl, name, arguments, cancelled=None, *, allowed=()):
     """Run a checked tool call; returns (text, is_error)."""
     try:
+        if name in READER_HANDLERS:
+            reader = KubectlReader(kubectl, cancelled=cancelled)
+            return READER_HANDLERS[name](reader, arguments, allowed=allowed), False
         return HANDLERS[name](kubectl, arguments, cancelled), False
-    except ToolFailure as exc:
+    except (ToolFailure, ReadError) as exc:
         return str(exc), True

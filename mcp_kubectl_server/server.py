@@ -23,7 +23,8 @@ from . import __version__
 from .handlers import run_tool
 from .kubectl import CancelledError
 from .redact import redact
-from .tools import TOOLS, check_arguments, check_scope
+from .catalog import offered
+from .tools import check_arguments, check_scope
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_LINE_BYTES = 1024 * 1024
@@ -31,7 +32,8 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
                 "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
-                "Nothing here can change the cluster.")
+                "get_workloads and describe_workload show rollouts, Jobs and autoscalers; get_nodes and "
+                "describe_node show the nodes. Nothing here can change the cluster.")
 _EOF = object()
 
 
@@ -117,9 +119,11 @@ def _id_key(value):
 class Server:
     """Answers MCP requests with the read-only kubectl tools; `serve()` runs until EOF."""
 
-    def __init__(self, kubectl, *, allowed_namespaces, stdin, stdout, stderr, quiet=False):
+    def __init__(self, kubectl, *, allowed_namespaces, stdin, stdout, stderr, quiet=False,
+                 cluster_tools=True):
         self.kubectl = kubectl
         self.allowed = tuple(allowed_namespaces)
+        self.tools = offered(cluster_tools=cluster_tools)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.quiet = quiet
         self.cancellations = Cancellations()
@@ -197,27 +201,30 @@ class Server:
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
-        return {"tools": [tool.definition(self.allowed) for tool in TOOLS.values()]}
+        return {"tools": [tool.definition(self.allowed) for tool in self.tools.values()]}
 
     def tools_call(self, params, request_id):
         name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or name not in TOOLS:
+        if not isinstance(name, str) or name not in self.tools:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. Available tools: "
-                                           f"{', '.join(TOOLS)}")
+                                           f"{', '.join(self.tools)}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
         started = time.monotonic()
-        problems = check_arguments(TOOLS[name], arguments)
-        refusal = None if problems else check_scope(arguments, self.allowed)
+        tool = self.tools[name]
+        problems = check_arguments(tool, arguments)
+        # a cluster-scoped tool has no namespace to check; it bounds what it names itself
+        refusal = None if problems or tool.cluster_scoped else check_scope(arguments, self.allowed)
         if problems:
             text, is_error = f"invalid arguments for {name}: " + "; ".join(problems), True
         elif refusal:
             text, is_error = refusal, True
         else:
             text, is_error = run_tool(self.kubectl.for_one_call(), name, arguments,
-                                      cancelled=lambda: self.cancellations.is_cancelled(request_id))
+                                      cancelled=lambda: self.cancellations.is_cancelled(request_id),
+                                      allowed=self.allowed)
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
         return {"content": [{"type": "text", "text": text}], "isError": is_error}

@@ -1,8 +1,10 @@
-"""The four read-only tools, declared once in a table: description, input schema, argument checks.
+"""The pod tools, declared once in a table; the `Tool` shape and the argument and scope checks.
 
 `TOOLS` maps a tool name to a `Tool` (MCP definition + its argument fields). `check_arguments`
-returns field-level messages the model can act on, `check_scope` refuses namespaces outside the
-allow-list; handlers.py runs the checked call. Every tool
+returns field-level messages the model can act on (DNS-1123 names, selectors, enums), `check_scope`
+refuses namespaces outside the allow-list; handlers.py runs the checked call. The other tool
+families (tools_workloads.py, tools_nodes.py) declare theirs with the same `Tool`; catalog.py
+gathers them all. Every tool
 is annotated read-only, non-destructive, idempotent and closed-world, because the annotation
 defaults in MCP are the unsafe ones.
 """
@@ -29,11 +31,15 @@ class Tool:
     description: str
     properties: dict
     required: tuple
+    cluster_scoped: bool = False  # no namespace argument (nodes); --no-cluster-tools withholds it
 
     def definition(self, allowed_namespaces):
         """The tools/list entry; the allowed namespaces are spelled out for the model."""
+        scope = (f" Pods outside the allowed namespaces ({', '.join(allowed_namespaces)}) are counted,"
+                 " never named." if self.cluster_scoped
+                 else f" Allowed namespaces: {', '.join(allowed_namespaces)}.")
         return {"name": self.name, "title": self.title,
-                "description": self.description + f" Allowed namespaces: {', '.join(allowed_namespaces)}.",
+                "description": self.description + scope,
                 "inputSchema": {"type": "object", "properties": self.properties,
                                 "required": list(self.required), "additionalProperties": False},
                 "annotations": dict(ANNOTATIONS, title=self.title)}
@@ -104,9 +110,11 @@ def check_arguments(tool, arguments):
     for field in tool.required:
         if field not in arguments:
             problems.append(f"{field}: is required")
-    for field in tool.properties:
+    for field, schema in tool.properties.items():
         if field in arguments:
             problem = _check_value(field, arguments[field])
+            if not problem and "enum" in schema and arguments[field] not in schema["enum"]:
+                problem = f"{field}: must be one of {', '.join(schema['enum'])}, got {arguments[field]!r:.40}"
             if problem:
                 problems.append(problem)
     return problems
