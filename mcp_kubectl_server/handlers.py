@@ -79,9 +79,13 @@ def describe_pod(kubectl, args, cancelled):
 
 
 def get_events(kubectl, args, cancelled):
-    extra = [f"--field-selector=involvedObject.name={args['name']}"] if args.get("name") else []
+    terms = [f"{field}={args[key]}" for key, field in (("name", "involvedObject.name"),
+                                                        ("kind", "involvedObject.kind"), ("type", "type"))
+             if args.get(key)]
+    extra = [f"--field-selector={','.join(terms)}"] if terms else []
     events = _get_json(kubectl, ["events", f"--namespace={args['namespace']}", *extra], cancelled)
-    return events_digest(events, namespace=args["namespace"], name=args.get("name"))
+    return events_digest(events, namespace=args["namespace"], name=args.get("name"),
+                         type_=args.get("type"), kind=args.get("kind"))
 
 
 def _why_no_logs(kubectl, args, cancelled):

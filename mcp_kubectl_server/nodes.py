@@ -186,6 +186,6 @@ def describe_node_digest(node, pod_list, events, *, allowed_namespaces, now=None
     mine = [e for e in events if (e.get("involvedObject") or e.get("regarding") or {}).get("kind") == "Node"
             and (e.get("involvedObject") or e.get("regarding") or {}).get("name") == name]
     recent = sorted_events(mine)[-EVENTS_MAX:]
-    lines += ["event " + event_line(e) for e in recent] or [
+    lines += ["event " + event_line(e, now) for e in recent] or [
         "event none recorded for this node (events expire after about an hour)"]
     return "\n".join(one_line(ln, 1000) for ln in lines)

@@ -129,7 +129,8 @@ def template_changes(old, new):
 def _revision_line(rev, pods):
     meta = rev.get("metadata") or {}
     images = ",".join(c.get("image", "?") for c in (revision_template(rev).get("spec") or {}).get("containers") or [])
-    words = [f"revision {revision_number(rev)}", f"{rev.get('kind', '?')}/{meta.get('name', '?')}", f"images={images or '?'}"]
+    label = "job" if rev.get("kind") == "Job" else f"revision {revision_number(rev)}"
+    words = [label, f"{rev.get('kind', '?')}/{meta.get('name', '?')}", f"images={images or '?'}"]
     if rev.get("kind") == "ReplicaSet":
         st = rev.get("status") or {}
         words += [f"desired={(rev.get('spec') or {}).get('replicas', 0)}", f"ready={st.get('readyReplicas', 0)}"]
@@ -144,10 +145,10 @@ def _revision_line(rev, pods):
     return " ".join(words)
 
 
-def _head_lines(obj, now):
+def _head_lines(obj, now, revisions):
     kind, meta, spec = obj.get("kind", "?"), obj.get("metadata") or {}, obj.get("spec") or {}
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
-    bad = problems(obj)
+    bad = problems(obj, jobs=revisions)
     lines = [f"workload {kind} {name} " + ("unhealthy: " + " ".join(bad) if bad else "healthy")
              + f" created={format_time(parse_time(meta.get('creationTimestamp')))}"]
     strategy = spec.get("strategy") or spec.get("updateStrategy") or {}
@@ -177,12 +178,12 @@ def _head_lines(obj, now):
 def workload_digest(obj, *, revisions=(), hpa=None, pods=(), events=(), now=None):
     """Workload JSON + revisions, HPA, pods and events -> describe lines."""
     now = now or datetime.now(timezone.utc)
-    lines = _head_lines(obj, now)
+    lines = _head_lines(obj, now, revisions)
     revs = sorted(revisions, key=lambda r: (revision_number(r), (r.get("metadata") or {}).get("creationTimestamp") or ""))
     if obj.get("kind") == "CronJob":
         revs = sorted(revisions, key=lambda r: (r.get("metadata") or {}).get("creationTimestamp") or "")
     lines += [_revision_line(r, pods) for r in revs[-REVISIONS_MAX:][::-1]] or ["revision none found"]
-    if len(revs) >= 2:
+    if len(revs) >= 2 and obj.get("kind") != "CronJob":
         old, new = revs[-2], revs[-1]
         lines.append(f"change from revision {revision_number(old)} ({old['metadata'].get('name', '?')}) "
                      f"to {revision_number(new)} ({new['metadata'].get('name', '?')}):")
@@ -194,6 +195,6 @@ def workload_digest(obj, *, revisions=(), hpa=None, pods=(), events=(), now=None
     if len(pods) > PODS_MAX:
         lines.append(f"pod not shown: {len(pods) - PODS_MAX} more; use get_pods with a selector")
     recent = sorted_events(events)[-EVENTS_MAX:]
-    lines += ["event " + event_line(e) for e in recent] or [
+    lines += ["event " + event_line(e, now) for e in recent] or [
         "event none recorded (events expire after about an hour; the conditions above outlive them)"]
     return "\n".join(one_line(ln, 1000) for ln in lines)

@@ -9,7 +9,7 @@ describe_workload reuses them.
 
 from datetime import datetime, timezone
 
-from .digest import age, kv, one_line, parse_time
+from .digest import age, kv, one_line, parse_time, quoted
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 LINES_MAX = 200
@@ -160,7 +160,7 @@ def _detail_words(obj, jobs):
     kind, st = obj.get("kind"), obj.get("status") or {}
     if kind == "CronJob":
         spec = obj.get("spec") or {}
-        words = [f"schedule={one_line(spec.get('schedule', '?'), 60).replace(' ', '_')}",
+        words = [f"schedule={quoted(spec.get('schedule', '?'), 60)}",
                  f"suspend={str(bool(spec.get('suspend'))).lower()}",
                  f"last_schedule={st.get('lastScheduleTime') or 'never'}",
                  f"last_success={st.get('lastSuccessfulTime') or 'never'}"]

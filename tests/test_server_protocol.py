@@ -51,10 +51,22 @@ def test_ping_list_and_eof_exit_zero(server):
     server.initialize()
     assert server.request("ping")["result"] == {}
     tools = server.request("tools/list", {})["result"]["tools"]
-    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs"]
+    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads",
+                                          "describe_workload", "get_nodes", "describe_node"]
     assert "nextCursor" not in server.request("tools/list")["result"]
     assert server.request("tools/list", {"cursor": "page-2"})["error"]["code"] == -32602
     assert server.close() == 0
+
+
+def test_no_cluster_tools_withholds_the_node_tools(kubectl):
+    proc = ServerProcess("--allow-namespaces", "prod", "--kubectl", kubectl.path, "--no-cluster-tools")
+    proc.initialize()
+    names = [t["name"] for t in proc.request("tools/list", {})["result"]["tools"]]
+    assert "get_workloads" in names and "get_nodes" not in names and "describe_node" not in names
+    reply = proc.request("tools/call", {"name": "get_nodes", "arguments": {}})
+    assert reply["error"]["code"] == -32602 and "Unknown tool: 'get_nodes'" in reply["error"]["message"]
+    assert proc.close() == 0
+    assert not [argv for argv in kubectl.calls() if "nodes" in " ".join(argv)]
 
 
 @pytest.mark.parametrize("line, code", [
