@@ -4,11 +4,11 @@
     initialize {protocolVersion}      ->     <- {protocolVersion, capabilities{tools}, serverInfo}
     notifications/initialized         ->     (no reply: notifications never get one)
     ping | tools/list | tools/call    ->     <- result | error
-    notifications/cancelled {requestId} ->   the running kubectl is killed, no reply is sent
+    notifications/cancelled {requestId} ->   the read in progress is stopped, no reply is sent
     EOF on stdin                      ->     exit 0
 
-A reader thread turns stdin lines into messages (so a cancellation is seen while kubectl runs);
-the main thread answers them in order. stdout carries protocol messages only. Bad lines become
+A reader thread turns stdin lines into messages (so a cancellation is seen while a tool reads
+the cluster, and shuts that read's socket at once); the main thread answers them in order. stdout carries protocol messages only. Bad lines become
 JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -32601 unknown method,
 -32602 bad params or unknown tool); tool failures are results with isError true.
 """
@@ -20,10 +20,9 @@ import time
 import traceback
 
 from . import __version__
-from .handlers import run_tool
-from .kubectl import CancelledError
+from . import registry
+from .errors import CancelledError
 from .redact import redact
-from .catalog import offered
 from .tools import check_arguments, check_scope
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -32,8 +31,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
                 "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
-                "get_workloads and describe_workload show rollouts, Jobs and autoscalers; get_nodes and "
-                "describe_node show the nodes. Nothing here can change the cluster.")
+                "Nothing here can change the cluster.")
 _EOF = object()
 
 
@@ -47,11 +45,13 @@ class Cancellations:
     """Ids of requests read but not yet answered, and which of them the client cancelled.
 
     Only a request still open can be cancelled, so a late cancellation (the reply already went
-    out) or one for an id never sent leaves nothing behind."""
+    out) or one for an id never sent leaves nothing behind. `on_cancel(request_id)` runs on the
+    reader thread right after a cancellation is recorded (the server stops the read in progress)."""
 
-    def __init__(self):
+    def __init__(self, on_cancel=None):
         self._lock = threading.Lock()
         self._open, self._cancelled = set(), set()
+        self._on_cancel = on_cancel
 
     def opened(self, request_id):
         with self._lock:
@@ -59,8 +59,11 @@ class Cancellations:
 
     def cancel(self, request_id):
         with self._lock:
-            if _id_key(request_id) in self._open:
-                self._cancelled.add(_id_key(request_id))
+            if _id_key(request_id) not in self._open:
+                return
+            self._cancelled.add(_id_key(request_id))
+        if self._on_cancel is not None:
+            self._on_cancel(request_id)
 
     def closed(self, request_id):
         with self._lock:
@@ -117,16 +120,18 @@ def _id_key(value):
 
 
 class Server:
-    """Answers MCP requests with the read-only kubectl tools; `serve()` runs until EOF."""
+    """Answers MCP requests with the read-only tools; `serve()` runs until EOF.
 
-    def __init__(self, kubectl, *, allowed_namespaces, stdin, stdout, stderr, quiet=False,
-                 cluster_tools=True):
-        self.kubectl = kubectl
+    `reader` is a reader.Reader (or anything with its methods); `tools` a registry.Registry."""
+
+    def __init__(self, reader, *, allowed_namespaces, stdin, stdout, stderr, quiet=False, tools=None):
+        self.reader = reader
+        self.tools = tools or registry.load()
         self.allowed = tuple(allowed_namespaces)
-        self.tools = offered(cluster_tools=cluster_tools)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.quiet = quiet
-        self.cancellations = Cancellations()
+        self.cancellations = Cancellations(on_cancel=self._stop_read)
+        self._running = None  # _id_key of the tools/call now reading, if any
         self.methods = {"initialize": self.initialize, "ping": lambda params, request_id: {},
                         "tools/list": self.tools_list, "tools/call": self.tools_call}
 
@@ -201,33 +206,43 @@ class Server:
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
-        return {"tools": [tool.definition(self.allowed) for tool in self.tools.values()]}
+        return {"tools": [tool.definition(self.allowed) for tool in self.tools.tools.values()]}
 
     def tools_call(self, params, request_id):
         name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or name not in self.tools:
+        tools = self.tools.tools
+        if not isinstance(name, str) or name not in tools:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. Available tools: "
-                                           f"{', '.join(self.tools)}")
+                                           f"{', '.join(tools)}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
         started = time.monotonic()
-        tool = self.tools[name]
-        problems = check_arguments(tool, arguments)
-        # a cluster-scoped tool has no namespace to check; it bounds what it names itself
-        refusal = None if problems or tool.cluster_scoped else check_scope(arguments, self.allowed)
+        problems = check_arguments(tools[name], arguments)
+        refusal = None if problems else check_scope(tools[name], arguments, self.allowed)
         if problems:
             text, is_error = f"invalid arguments for {name}: " + "; ".join(problems), True
         elif refusal:
             text, is_error = refusal, True
         else:
-            text, is_error = run_tool(self.kubectl.for_one_call(), name, arguments,
-                                      cancelled=lambda: self.cancellations.is_cancelled(request_id),
-                                      allowed=self.allowed)
+            text, is_error = self._run(name, arguments, request_id)
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
         return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+    def _run(self, name, arguments, request_id):
+        view = self.reader.for_call(cancelled=lambda: self.cancellations.is_cancelled(request_id))
+        self._running = _id_key(request_id)
+        try:
+            return registry.run_tool(view, name, arguments, registry=self.tools)
+        finally:
+            self._running = None
+
+    def _stop_read(self, request_id):
+        """Reader thread: a cancelled call that is reading now gets its socket shut."""
+        if self._running == _id_key(request_id):
+            self.reader.interrupt()
 
     def audit(self, name, arguments, is_error, size, seconds):
         if self.quiet:

@@ -1,7 +1,8 @@
 """The node tools: get_nodes and describe_node (cluster-scoped; definitions, API reads, digests).
 
-They take no namespace: nodes belong to no namespace. They are offered unless the server runs
-with --no-cluster-tools. What they may show is still bounded by the namespace scope: requested
+A family module (see registry.py). They take no namespace (`namespaced=False`): nodes belong to
+no namespace. They are offered unless the server runs with --no-cluster-tools, which also keeps
+their paths out of the proxy's allow-list. What they may show is still bounded by the namespace scope: requested
 CPU and memory are summed over every pod on a node, but describe_node names only the pods of the
 allowed namespaces and counts the rest. Reads:
 
@@ -20,7 +21,7 @@ TOOLS = [
          "taints, whether it is schedulable, requested vs allocatable CPU and memory, pod count, "
          "kubelet version, age. Unhealthy nodes first. Use it when pods are Pending, Evicted, "
          "Terminating for a long time, or fail on one node only.",
-         {}, (), cluster_scoped=True),
+         {}, (), namespaced=False),
     Tool("describe_node", "Describe a node",
          "One node in full: every condition with reason, message and last transition, taints, "
          "capacity, allocatable and the requests/limits allocated on it, the pods on it (only those "
@@ -28,23 +29,24 @@ TOOLS = [
          "(NodeNotReady, EvictionThresholdMet, ...).",
          {"name": {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
                    "description": "Exact node name as printed by get_nodes or get_pods (node=...)."}},
-         ("name",), cluster_scoped=True),
+         ("name",), namespaced=False),
 ]
 
 
-def get_nodes(reader, args, *, allowed=()):
+def get_nodes(reader, args):
     nodes = reader.list_json("/api/v1/nodes")
     pods = reader.list_json("/api/v1/pods", {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"})
     return nodes_digest(nodes, pods)
 
 
-def describe_node(reader, args, *, allowed=()):
+def describe_node(reader, args):
     name = args["name"]
     node = reader.get_json(f"/api/v1/nodes/{name}")
     pods = reader.list_json("/api/v1/pods", {"fieldSelector": f"spec.nodeName={name}"})
     events = reader.list_json("/api/v1/namespaces/default/events",
                               {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"})
-    return describe_node_digest(node, pods, events.get("items") or [], allowed_namespaces=tuple(allowed))
+    return describe_node_digest(node, pods, events.get("items") or [], allowed_namespaces=getattr(reader, "namespaces", ()))
 
 
+ORDER = 90  # cluster-wide views come after the namespaced tools
 HANDLERS = {"get_nodes": get_nodes, "describe_node": describe_node}

@@ -1,8 +1,8 @@
 """The workload tools: get_workloads and describe_workload (definitions, API reads, digests).
 
-`TOOLS` are `tools.Tool` entries; `HANDLERS[name](reader, args, *, allowed)` runs a checked call
-through a Reader (get_json / list_json over API paths) and returns the digest text, raising
-ReadError for a failed read. Paths are built here from checked names only. Which reads serve
+A family module (see registry.py): `TOOLS` are `tools.Tool` entries, `HANDLERS[name](reader,
+args)` runs a checked call through the Reader (get_json / list_json over API paths) and returns
+the digest text, raising ReadError for a failed read. Paths are built here from checked names only. Which reads serve
 each tool:
 
     get_workloads      deployments, statefulsets, daemonsets (apps/v1), jobs, cronjobs (batch/v1),
@@ -12,7 +12,7 @@ each tool:
                        events (only those about the workload and its revisions are shown)
 """
 
-from .tools import _NAMESPACE, Tool
+from .tools import NAMESPACE, Tool
 from .validate import DNS1123_SUBDOMAIN
 from .workload_detail import workload_digest
 from .workloads import KINDS, hpa_for, owned_by, workloads_digest
@@ -38,7 +38,7 @@ TOOLS = [
          "explain an incident: a rollout that does not finish, a failed batch Job whose pods and "
          "events are gone, an autoscaler at its maximum. The conditions outlive events (which "
          "expire after an hour).",
-         {"namespace": _NAMESPACE}, ("namespace",)),
+         {"namespace": NAMESPACE}, ("namespace",)),
     Tool("describe_workload", "Describe a workload",
          "One workload in full: strategy, selector, replica counts, conditions with reason, "
          "message and age, its revisions (number, images, ready counts) and what changed in the pod "
@@ -46,7 +46,7 @@ TOOLS = [
          "sources, resource requests/limits, probes, config checksum annotations), its HPA, its "
          "pods' states one line each, and its recent events. Use it after get_workloads, or when a "
          "new revision's pods fail, to see what the rollout changed.",
-         {"namespace": _NAMESPACE,
+         {"namespace": NAMESPACE,
           "kind": {"type": "string", "enum": list(KINDS), "description": "Workload kind, as get_workloads prints it."},
           "name": {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
                    "description": "Exact workload name as printed by get_workloads (after the '/')."}},
@@ -54,7 +54,7 @@ TOOLS = [
 ]
 
 
-def get_workloads(reader, args, *, allowed=()):
+def get_workloads(reader, args):
     ns = args["namespace"]
     lists = {kind: reader.list_json(path.format(ns=ns)).get("items") or [] for kind, path in PATHS.items()}
     hpas = reader.list_json(HPAS.format(ns=ns)).get("items") or []
@@ -84,7 +84,7 @@ def _pods(reader, ns, obj, revisions):
     return reader.list_json(f"/api/v1/namespaces/{ns}/pods", {"labelSelector": selector}).get("items") or []
 
 
-def describe_workload(reader, args, *, allowed=()):
+def describe_workload(reader, args):
     ns, kind, name = args["namespace"], args["kind"], args["name"]
     obj = dict(reader.get_json(PATHS[kind].format(ns=ns) + "/" + name), kind=kind)
     revisions = []
@@ -102,4 +102,5 @@ def describe_workload(reader, args, *, allowed=()):
     return workload_digest(obj, revisions=revisions, hpa=hpa, pods=pods, events=events)
 
 
+ORDER = 10  # after the pod tools
 HANDLERS = {"get_workloads": get_workloads, "describe_workload": describe_workload}
