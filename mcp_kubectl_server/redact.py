@@ -74,6 +74,11 @@ def redact_assignments(text):
     return "".join(out) + text[pos:]
 
 
+def is_secret_key(name):
+    """True when a key's name says its value is a credential (DB_PASSWORD, api-key, tls.token)."""
+    return bool(_SECRET_KEY.search(name))
+
+
 def redact(text):
     """Return `text` with every credential-shaped value replaced by [REDACTED]."""
     text = _PRIVATE_KEY.sub(MASK, text)

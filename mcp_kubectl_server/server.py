@@ -30,8 +30,9 @@ MAX_LINE_BYTES = 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
     -32700, -32600, -32601, -32602, -32603)
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
-                "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
-                "Nothing here can change the cluster.")
+                "for an unhealthy pod; for a restart loop read get_logs with previous=true. When "
+                "the pods look healthy, get_services, get_storage, get_quotas and get_config show "
+                "what surrounds them. Secrets are never read. Nothing here can change the cluster.")
 _EOF = object()
 
 
