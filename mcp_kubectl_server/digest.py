@@ -255,7 +255,7 @@ def events_digest(event_list, *, namespace, name=None, type_=None, kind=None, li
         return f"no events in {scope} (the cluster keeps events for about an hour)"
     shown = events[-limit:]
     head = f"events in {scope}: {len(events)} total" + (
-        f", showing the last {len(shown)} (more exist: narrow with type, kind or name)"
+        f", showing the last {len(shown)} (more exist: narrow with type, involved_kind or name)"
         if len(shown) < len(events) else "") + ", oldest first"
     return "\n".join([head] + [event_line(e, now) for e in shown])
 

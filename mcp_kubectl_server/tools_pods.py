@@ -38,7 +38,7 @@ TOOLS = [
          {"namespace": NAMESPACE, "name": POD}, ("namespace", "name")),
     Tool("get_events", "Namespace events",
          "The last 25 events of a namespace, oldest first, each with its age and count; optionally "
-         "only Warnings (type), only those about one kind of object (kind) or one object (name). It "
+         "only Warnings (type), only those about one kind of object (involved_kind) or one object (name). It "
          "says when the namespace holds more events than it shows. Use it for scheduling failures "
          "(FailedScheduling), image pulls, probe failures, evictions and OOM kills across the "
          "namespace. Events expire after about an hour: get_workloads and get_nodes show the "
@@ -48,8 +48,9 @@ TOOLS = [
           "name": dict(POD, description="Optional: only events about the object with this exact name."),
           "type": {"type": "string", "enum": ["Warning", "Normal"],
                    "description": "Optional: only events of this type (Warning for trouble)."},
-          "kind": {"type": "string", "enum": list(EVENT_KINDS),
-                   "description": "Optional: only events about objects of this kind (e.g. Pod, Deployment, Node)."}},
+          "involved_kind": {"type": "string", "enum": list(EVENT_KINDS),
+                            "description": "Optional: only events about objects of this kind (e.g. Pod, "
+                                           "Deployment; Node events are in namespace default)."}},
          ("namespace",)),
     Tool("get_logs", "Container logs",
          "The last lines of one container's log (default 200, at most 1000). For a restart loop "
@@ -120,12 +121,12 @@ def describe_pod(reader, args):
 
 def get_events(reader, args):
     terms = [f"{field}={args[key]}" for key, field in (("name", "involvedObject.name"),
-                                                        ("kind", "involvedObject.kind"), ("type", "type"))
+                                                        ("involved_kind", "involvedObject.kind"), ("type", "type"))
              if args.get(key)]
     query = {"fieldSelector": ",".join(terms)} if terms else None
     events = reader.list_json(_core(args["namespace"], "events"), query)
     return events_digest(events, namespace=args["namespace"], name=args.get("name"),
-                         type_=args.get("type"), kind=args.get("kind"))
+                         type_=args.get("type"), kind=args.get("involved_kind"))
 
 
 def _why_no_logs(pod, args):

@@ -130,7 +130,7 @@ def test_events_last_25_chronological_and_robust_to_missing_times():
     text = events_digest({"items": items}, namespace="prod", now=NOW)
     lines = text.splitlines()
     assert lines[0] == ("events in namespace prod: 43 total, showing the last 25 (more exist: narrow with type,"
-                        " kind or name), oldest first")
+                        " involved_kind or name), oldest first")
     assert len(lines) == 26
     assert lines[-1] == "2026-11-29T11:00:00Z Normal EventTimeOnly Pod/p age=1h count=1: y"
     assert lines[-2].startswith("2026-11-29T10:39:00Z Normal R39 ")

@@ -130,10 +130,10 @@ def test_init_container_state_logs_and_events(serve):
     described = ok(server, "describe_pod", {"namespace": "prod", "name": "orders-6c8d5b9f7d-j4x6t"})
     assert "init_container migrate env DATABASE_URL from secret orders-db key url" in described
     assert "init_container migrate last_state=terminated reason=Error exit_code=1" in described
-    warnings = ok(server, "get_events", {"namespace": "prod", "type": "Warning", "kind": "Pod"})
+    warnings = ok(server, "get_events", {"namespace": "prod", "type": "Warning", "involved_kind": "Pod"})
     assert warnings.startswith("events in namespace prod (Warning, Pod): 1 total")
     assert re.search(r"Warning BackOff Pod/orders-6c8d5b9f7d-j4x6t age=\d+s count=96:", warnings)
-    normal = ok(server, "get_events", {"namespace": "prod", "kind": "Deployment"})
+    normal = ok(server, "get_events", {"namespace": "prod", "involved_kind": "Deployment"})
     assert "ScalingReplicaSet Deployment/orders" in normal and "Pod/" not in normal
 
 
@@ -145,5 +145,5 @@ def test_evicted_pods_and_their_volumes(serve):
     described = ok(server, "describe_pod", {"namespace": "prod", "name": "imaging-7b5d9c6f8d-d3w8k"})
     assert "pod prod/imaging-7b5d9c6f8d-d3w8k phase=Failed reason=Evicted" in described
     assert "volume render-cache emptyDir size_limit=none" in described
-    node_events = ok(server, "get_events", {"namespace": "default", "kind": "Node"})
+    node_events = ok(server, "get_events", {"namespace": "default", "involved_kind": "Node"})
     assert "Warning EvictionThresholdMet Node/node-b" in node_events
