@@ -11,7 +11,8 @@ from .digest import event_line, format_time, kv, one_line, parse_time, quoted, s
 EVENTS_IN_DESCRIBE = 15
 
 
-def _probe(probe):
+def probe_text(probe):
+    """One probe as `http-get http://:8080/healthz delay=0s timeout=1s period=10s failure_threshold=3`."""
     if "httpGet" in probe:
         get = probe["httpGet"]
         how = f"http-get {get.get('scheme', 'HTTP').lower()}://:{get.get('port', '?')}{get.get('path', '/')}"
@@ -77,7 +78,7 @@ def _container_lines(kind, container, status):
         lines.append(f"{prefix} {part} {text}")
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if container.get(probe):
-            lines.append(f"{prefix} {probe.replace('Probe', '')}_probe {_probe(container[probe])}")
+            lines.append(f"{prefix} {probe.replace('Probe', '')}_probe {probe_text(container[probe])}")
     if container.get("command") or container.get("args"):
         lines.append(f"{prefix} command " + quoted(" ".join(map(str, (container.get("command") or [])
                                                                  + (container.get("args") or []))), 200))

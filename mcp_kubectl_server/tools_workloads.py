@@ -27,6 +27,9 @@ REVISIONS = {"Deployment": "/apis/apps/v1/namespaces/{ns}/replicasets",
              "StatefulSet": "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
              "DaemonSet": "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
              "CronJob": "/apis/batch/v1/namespaces/{ns}/jobs"}
+# List items carry no kind of their own (the list has it): the digests need it on each revision.
+REVISION_KINDS = {"Deployment": "ReplicaSet", "StatefulSet": "ControllerRevision",
+                  "DaemonSet": "ControllerRevision", "CronJob": "Job"}
 
 TOOLS = [
     Tool("get_workloads", "List workloads",
@@ -90,9 +93,7 @@ def describe_workload(reader, args):
     revisions = []
     if kind in REVISIONS:
         candidates = reader.list_json(REVISIONS[kind].format(ns=ns)).get("items") or []
-        revisions = [dict(r, kind=r.get("kind") or ("Job" if kind == "CronJob" else "ReplicaSet"
-                                                     if kind == "Deployment" else "ControllerRevision"))
-                     for r in candidates if owned_by(r, obj)]
+        revisions = [dict(r, kind=REVISION_KINDS[kind]) for r in candidates if owned_by(r, obj)]
     pods = _pods(reader, ns, obj, revisions)
     hpa = hpa_for(obj, reader.list_json(HPAS.format(ns=ns)).get("items") or []) if kind in (
         "Deployment", "StatefulSet") else None

@@ -9,7 +9,7 @@ diff names env variables and their sources, never literal values.
 
 from datetime import datetime, timezone
 
-from .describe import _probe
+from .describe import probe_text
 from .digest import event_line, format_time, kv, one_line, parse_time, pod_line, sorted_events
 from .workloads import counts, hpa_words, job_state, problems, since
 
@@ -106,7 +106,7 @@ def _container_changes(kind, name, old, new):
         a, b = old.get(probe), new.get(probe)
         if a != b:
             label = probe.replace("Probe", "") + "_probe"
-            lines.append(f"{prefix} {label} {_probe(a) if a else 'none'} -> {_probe(b) if b else 'none'}")
+            lines.append(f"{prefix} {label} {probe_text(a) if a else 'none'} -> {probe_text(b) if b else 'none'}")
     if (old.get("command"), old.get("args")) != (new.get("command"), new.get("args")):
         lines.append(f"{prefix} command or args changed")
     return lines

@@ -142,3 +142,11 @@ def test_describe_handles_a_bare_object():
                            now=datetime(2026, 11, 29, tzinfo=timezone.utc))
     assert text.splitlines()[0].startswith("workload Job prod/x healthy")
     assert "revision none found" in text
+
+
+def test_list_items_without_kind_read_the_same():
+    """A real API server's list items carry no kind (the list does): the digest must not need it."""
+    kinds = by_kind(objects_of(job_failed))
+    bare = {kind: [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items]
+            for kind, items in kinds.items()}
+    assert workloads_digest(bare, namespace="prod", now=NOW) == workloads_digest(kinds, namespace="prod", now=NOW)
