@@ -11,6 +11,7 @@ allowed namespaces and counts the rest. Reads:
                    /api/v1/namespaces/default/events (events about nodes live in default)
 """
 
+from .errors import ReadError
 from .nodes import describe_node_digest, nodes_digest
 from .tools import Tool
 from .validate import DNS1123_SUBDOMAIN
@@ -33,19 +34,39 @@ TOOLS = [
 ]
 
 
+PARTIAL = ("note: these credentials cannot list pods in every namespace (403), so requests and pod"
+           " counts include only the namespaces in scope")
+
+
+def _pods(reader, query):
+    """(pod list, partial): every pod matching `query`; only the allowed namespaces' pods when
+    RBAC refuses the cluster-wide list (a Role-only identity), which the digests then say."""
+    try:
+        return reader.list_json("/api/v1/pods", query), False
+    except ReadError as exc:
+        if "403" not in str(exc):
+            raise
+    items = []
+    for namespace in getattr(reader, "namespaces", ()):
+        items += reader.list_json(f"/api/v1/namespaces/{namespace}/pods", query).get("items") or []
+    return {"items": items}, True
+
+
 def get_nodes(reader, args):
     nodes = reader.list_json("/api/v1/nodes")
-    pods = reader.list_json("/api/v1/pods", {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"})
-    return nodes_digest(nodes, pods)
+    pods, partial = _pods(reader, {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"})
+    return nodes_digest(nodes, pods) + ("\n" + PARTIAL if partial else "")
 
 
 def describe_node(reader, args):
     name = args["name"]
     node = reader.get_json(f"/api/v1/nodes/{name}")
-    pods = reader.list_json("/api/v1/pods", {"fieldSelector": f"spec.nodeName={name}"})
+    pods, partial = _pods(reader, {"fieldSelector": f"spec.nodeName={name}"})
     events = reader.list_json("/api/v1/namespaces/default/events",
                               {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"})
-    return describe_node_digest(node, pods, events.get("items") or [], allowed_namespaces=getattr(reader, "namespaces", ()))
+    text = describe_node_digest(node, pods, events.get("items") or [],
+                                allowed_namespaces=getattr(reader, "namespaces", ()))
+    return text + ("\n" + PARTIAL if partial else "")
 
 
 ORDER = 90  # cluster-wide views come after the namespaced tools

@@ -2,6 +2,7 @@
 real kubectl, the simulator's workload and node incidents. Scope, argument checks and the
 read-only journal are checked on the way."""
 
+import json
 import re
 import shutil
 
@@ -147,3 +148,16 @@ def test_evicted_pods_and_their_volumes(serve):
     assert "volume render-cache emptyDir size_limit=none" in described
     node_events = ok(server, "get_events", {"namespace": "default", "involved_kind": "Node"})
     assert "Warning EvictionThresholdMet Node/node-b" in node_events
+
+
+def test_node_tools_with_credentials_that_cannot_list_pods_cluster_wide(serve, tmp_path):
+    cluster = tmp_path / "rbac.json"
+    cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "node-notready",
+                                   "forbidden": [{"resource": "pods", "namespace": ""}]}))
+    server, _ = serve(str(cluster))
+    nodes = ok(server, "get_nodes", {})
+    assert nodes.splitlines()[1].startswith("node-c ready=Unknown") and "pods=3/110" in nodes
+    assert nodes.endswith("include only the namespaces in scope")
+    described = ok(server, "describe_node", {"name": "node-c"})
+    assert "pods on node: 3 (3 in namespaces in scope: prod; 0 in other namespaces" in described
+    assert "cannot list pods in every namespace (403)" in described
