@@ -19,7 +19,7 @@ import sys
 
 from . import registry
 from .reader import ReadError, Reader
-from .server import Server
+from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -56,8 +56,15 @@ def parse_args(argv):
     return args
 
 
+def protocol_line():
+    """Which MCP revisions this server speaks on stdio, for --check."""
+    return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
+            f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
+
+
 def check(reader):
     """Health check: can the proxy reach the cluster with these settings?"""
+    print(protocol_line(), file=sys.stderr)
     try:
         version = reader.get_json("/version")
     except ReadError as exc:

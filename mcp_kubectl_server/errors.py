@@ -13,7 +13,14 @@ MESSAGE_MAX = 400
 
 
 class ReadError(Exception):
-    """A read that failed; str() is a one-line message for the model saying what to do next."""
+    """A read that failed; str() is a one-line message for the model saying what to do next.
+
+    `status` is the HTTP status when an answer came (404: a handler may treat a missing object
+    or an API group the cluster lacks as a fact rather than a failure), else None."""
+
+    def __init__(self, message, *, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 class CancelledError(Exception):

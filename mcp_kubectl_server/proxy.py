@@ -5,16 +5,19 @@
 
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
-paths the tools use, in the allowed namespaces (plus discovery, /version and, unless switched
-off, the cluster-scoped kinds of the node and storage tools). `--reject-paths` adds a second,
+paths the tools use, in the allowed namespaces, plus discovery and /version, and, unless the
+cluster-scoped tools are switched off, what the node and storage tools read outside them: nodes,
+persistent volumes, storage classes, the events stored about nodes in namespace default, and the
+cluster-wide pod list the node tools count pods per node with. `--reject-paths` adds a second,
 independent refusal of the subresources that reach into workloads (exec, attach, portforward,
 proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
-`Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line;
-`stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader
-decides when to `restart()` it (once per failed read) and reports its exit code (`settle()`)
-and `stderr_tail()`.
+`Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
+(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its
+whole process group. A child that exits is noticed by `alive()`; the reader decides when to
+`restart()` it (once per failed read) and reports its exit code (`settle()`) and
+`stderr_tail()`.
 """
 
 import os
@@ -25,6 +28,8 @@ import sys
 import tempfile
 import threading
 from collections import deque
+
+from .validate import check_label
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # API path prefix -> namespaced resources the tools read there.
@@ -49,9 +54,8 @@ GROUPS = ("apps", "batch", "autoscaling", "discovery.k8s.io", "events.k8s.io", "
 REJECT_METHODS = r"^$,^[^G],^G$,^G[^E],^GE$,^GE[^T],^GET."
 REJECT_PATHS = ",".join([
     r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
-    r"/(pods|services|nodes)/[^/]*/(exec|attach|portforward|proxy)(/|$)",
-    r"/(pods|services|nodes)/[^/]*:[^/]*/proxy(/|$)", r"^/api/v1/proxy(/|$)",
-    r"/secrets(/|$)"])
+    r"/(pods|services|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)",  # NAME or NAME:PORT
+    r"^/api/v1/proxy(/|$)", r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)"])
 START_TIMEOUT = 15.0
 STDERR_LINES = 20
 
@@ -62,7 +66,10 @@ def _escape(text):
 
 def accept_paths(namespaces, *, cluster_scoped=True):
     """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined."""
-    ns = "(" + "|".join(_escape(n) for n in namespaces) + ")"
+    problems = [check_label("namespace", n) for n in namespaces] or ["no namespace given"]
+    if any(problems):  # the names become part of a regex: only DNS labels may
+        raise ValueError("; ".join(p for p in problems if p))
+    ns = "(" + "|".join(namespaces) + ")"
     parts = [r"^/version/?$", r"^/api/?$", r"^/api/v1/?$", r"^/apis/?$",
              r"^/apis/(" + "|".join(_escape(g) for g in GROUPS) + r")(/v[0-9a-z]+)?/?$",
              rf"^/api/v1/namespaces/{ns}$", rf"^/api/v1/namespaces/{ns}/pods/{_NAME}/log$"]
@@ -71,14 +78,14 @@ def accept_paths(namespaces, *, cluster_scoped=True):
     if cluster_scoped:
         for prefix, resources in CLUSTER_SCOPED.items():
             parts.append(rf"^{_escape(prefix)}/({'|'.join(resources)})(/{_NAME})?$")
-        # The node tools sum the requests of every pod on a node (describe_node names only
-        # those of the allowed namespaces): the all-namespaces pod list, no single pod, no log.
+        # The node tools count (never name) the pods of every namespace on a node, by
+        # fieldSelector=spec.nodeName: the proxy cannot see the query, so this opens the
+        # cluster-wide pod list, for reads our client makes only that way.
         parts.append(r"^/api/v1/pods$")
         # Events about cluster-scoped objects (nodes) are stored in namespace default.
         parts.append(r"^/api/v1/namespaces/default/events$")
         parts.append(r"^/apis/events\.k8s\.io/v1/namespaces/default/events$")
-    assert not any("," in part for part in parts)
-    return ",".join(parts)
+    return ",".join(parts)  # no part has a comma: kubectl splits the value on them
 
 
 class ProxyError(Exception):
@@ -123,6 +130,8 @@ class Proxy:
         self._dir = None
         self._stderr = deque(maxlen=STDERR_LINES)
         self._pumps = []
+        self._ready = None
+        self._serving = False
         self._lock = threading.Lock()
 
     def argv(self, socket_path):
@@ -132,20 +141,39 @@ class Proxy:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def ensure(self):
-        """The socket path of a running proxy, starting one when none runs (ProxyError if it cannot)."""
+    def prepare(self):
+        """Launch the child now without waiting for it, so that its start overlaps other work;
+        the first `ensure()` waits for it (and reports a failed start, launching again)."""
         with self._lock:
             if not self.alive():
-                self._start()
+                try:
+                    self._launch()
+                except ProxyError:
+                    pass
+
+    def ensure(self):
+        """The socket path of a serving proxy, starting one when none runs (ProxyError if it cannot)."""
+        with self._lock:
+            if not self.alive():
+                self._launch()
+            if not self._serving:
+                self._await_ready()
             return self.socket_path
 
-    def _start(self):
+    def restart(self):
+        """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
+        with self._lock:
+            self._launch()
+            self._await_ready()
+
+    def _launch(self):
         self._reap()
         if self._dir is None:  # mkdtemp makes it 0700: only this user can reach the socket
             self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
         self.starts += 1
         self.socket_path = os.path.join(self._dir, f"proxy-{self.starts}.sock")
         self._stderr.clear()
+        self._serving = False
         try:
             self.proc = subprocess.Popen(
                 self.argv(self.socket_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -155,15 +183,32 @@ class Proxy:
                              " must install it or pass --kubectl PATH") from None
         except OSError as exc:
             raise ProxyError(f"kubectl could not be started ({self.binary!r}): {exc.strerror}") from None
-        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
-                                        daemon=True)]
-        self._pumps[0].start()
-        self._wait_ready()
+        ready = self._ready = threading.Event()
 
-    def restart(self):
-        """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
-        with self._lock:
-            self._start()
+        def watch(stream):
+            for line in iter(stream.readline, b""):
+                if line.startswith(b"Starting to serve on"):
+                    ready.set()
+            ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
+
+        self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
+                                        daemon=True),
+                       threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True)]
+        for pump in self._pumps:
+            pump.start()
+
+    def _await_ready(self):
+        """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""
+        if not self._ready.wait(self.start_timeout):
+            self._kill()
+            raise ProxyError(f"`kubectl proxy` did not start within {self.start_timeout:g}s"
+                             + self._stderr_suffix())
+        if self.proc.poll() is not None or not os.path.exists(self.socket_path):
+            self._wait_exit()
+            raise ProxyError(f"`kubectl proxy` exited at start (code {self.proc.returncode})"
+                             + self._stderr_suffix() + "; the operator should check --kubectl,"
+                             " --kubeconfig and --context")
+        self._serving = True
 
     def settle(self, wait=0.5):
         """The exit code of a child that has exited or exits within `wait` seconds, else None;
@@ -177,28 +222,6 @@ class Proxy:
         for pump in self._pumps:
             pump.join(timeout=1)
         return code
-
-    def _wait_ready(self):
-        """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""
-        ready = threading.Event()
-
-        def watch(stream):
-            for line in iter(stream.readline, b""):
-                if line.startswith(b"Starting to serve on"):
-                    ready.set()
-            ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
-
-        self._pumps.append(threading.Thread(target=watch, args=(self.proc.stdout,), daemon=True))
-        self._pumps[-1].start()
-        if not ready.wait(self.start_timeout):
-            self._kill()
-            raise ProxyError(f"`kubectl proxy` did not start within {self.start_timeout:g}s"
-                             + self._stderr_suffix())
-        if self.proc.poll() is not None or not os.path.exists(self.socket_path):
-            self._wait_exit()
-            raise ProxyError(f"`kubectl proxy` exited at start (code {self.proc.returncode})"
-                             + self._stderr_suffix() + "; the operator should check --kubectl,"
-                             " --kubeconfig and --context")
 
     def _wait_exit(self):
         """Wait for the exited child's pipes to be read to the end (its last stderr lines)."""

@@ -72,7 +72,8 @@ class _Channel:
         """(connection, reused): the kept-alive connection, or a new one to a running proxy."""
         path = self.proxy.ensure()
         with self.lock:
-            reused = self.conn is not None and self.conn.socket_path == path
+            reused = (self.conn is not None and self.conn.sock is not None
+                      and self.conn.socket_path == path)
             if not reused:
                 self.drop_locked()
                 self.conn = UnixHTTPConnection(path, timeout=timeout)
@@ -122,6 +123,10 @@ class Reader:
         view._cancelled = cancelled
         return view
 
+    def prepare(self):
+        """Launch the proxy now, without waiting (a client connected: its first read is near)."""
+        self._channel.proxy.prepare()
+
     def interrupt(self):
         """From another thread: make a read in progress return now (it then checks `cancelled`)."""
         self._channel.interrupt()
@@ -135,13 +140,19 @@ class Reader:
         """One GET -> the parsed JSON object."""
         return _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
 
-    def list_json(self, path, query=None, *, limit=LIST_PAGE):
-        """A list read page by page (limit/continue) -> {"kind", "apiVersion", "metadata", "items"}."""
+    def list_json(self, path, query=None, *, limit=LIST_PAGE, item=None):
+        """A list read page by page (limit/continue) -> {"kind", "apiVersion", "metadata", "items"}.
+
+        `item(obj)`, when given, maps each object as its page arrives to what is kept (None: drop
+        it), so a huge namespace is held only as much as its digest needs."""
         query, items, doc = dict(query or {}), [], {}
         while True:
             query["limit"] = limit
             doc = _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
-            items.extend(doc.pop("items", None) or [])  # the page's bytes are gone by now
+            page = doc.pop("items", None) or []  # the page's bytes are gone by now
+            if item is not None:
+                page = [kept for kept in map(item, page) if kept is not None]
+            items.extend(page)
             token = (doc.get("metadata") or {}).get("continue")
             if not token:
                 break
@@ -166,7 +177,7 @@ class Reader:
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()
-                body = _read_capped(response, max_bytes)
+                body = _read_up_to(response, max_bytes + 1)
             except ProxyError as exc:
                 raise ReadError(str(exc)) from None
             except (OSError, http.client.HTTPException) as exc:
@@ -185,11 +196,15 @@ class Reader:
                 else:
                     raise ReadError(self._connection_text(exc)) from None
                 continue
-            if response.will_close:
-                self._channel.drop()
+            if response.will_close or len(body) > max_bytes:
+                self._channel.drop()  # over the cap, the rest of the body is still on the wire
+            if len(body) > max_bytes:
+                raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped: narrow"
+                                " the query (a label selector, a name, a smaller tail)")
             if response.status != 200:
                 raise ReadError(http_error_text(response.status, response.getheader("Content-Type", ""),
-                                                body, path=path, namespaces=self.namespaces))
+                                                body, path=path, namespaces=self.namespaces),
+                                status=response.status)
             return body
 
     def _remaining(self):
@@ -215,11 +230,14 @@ class Reader:
                 f" {exc}); its stderr: {tail}; try again later")
 
 
-def _read_capped(response, cap):
-    body = response.read(cap + 1)
-    if len(body) > cap:
-        raise ReadError(f"the response passed the {cap} byte cap and was stopped: narrow the query"
-                        " (a label selector, a name, a smaller tail)")
+def _read_up_to(response, limit):
+    """The body, or its first `limit` bytes; one growing buffer (json.loads takes a bytearray)."""
+    body = bytearray()
+    while len(body) < limit:
+        chunk = response.read(min(256 * 1024, limit - len(body)))
+        if not chunk:
+            break
+        body += chunk
     return body
 
 

@@ -44,7 +44,7 @@ def _pods(reader, query):
     try:
         return reader.list_json("/api/v1/pods", query), False
     except ReadError as exc:
-        if "403" not in str(exc):
+        if exc.status != 403:
             raise
     items = []
     for namespace in getattr(reader, "namespaces", ()):

@@ -8,8 +8,9 @@ The first rule whose `match` is a substring of the request path (query included)
 `body`, plain `text`, or an endless text stream; `hang` holds the answer until the stub stops (a
 cluster that never answers), `delay` for a while. Unmatched requests get a 404 Status, as the
 API server answers an unknown path. `/version` answers like a cluster unless a rule names it:
-kubectl proxy reads it once at start (and waits up to 5 s for it); `reads()` leaves that out. The simulator (fixtures/kube_sim) is for real-shaped
-clusters; this stub is for what a simulator should never do.
+kubectl proxy reads it once at start (and waits up to 5 s for it); `reads()` leaves that out.
+The simulator (fixtures/kube_sim) is for real-shaped clusters; this stub is for what a simulator
+should never do.
 """
 
 import json

@@ -9,11 +9,13 @@ import copy
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_server_support import ServerProcess
+from tests.test_server_support import ROOT, ServerProcess
 
 SECRETS = ("hunter2-prod", "AKIA", "eyJhbGciOi")
 
@@ -235,3 +237,18 @@ def test_secrets_in_describe_events_and_pod_lines_are_redacted(serve, tmp_path):
     assert 'command "/app --db-password [REDACTED] --api-token=[REDACTED]' in described
     assert described.count("[REDACTED]") >= 6 and events.count("[REDACTED]") == 3
     assert re.search(r"Warning Leak1 Pod/leaky-1 age=\w+ count=1: client_secret: \[REDACTED\]", events)
+
+
+def test_check_reads_the_version_through_the_proxy(kube_sim, tmp_path):
+    sim = kube_sim("healthy")
+    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod", "--check"]
+    done = subprocess.run([*argv, "--kubeconfig", sim.kubeconfig], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and '"gitVersion": "v1.32.4"' in done.stderr
+    stale = tmp_path / "kubeconfig"
+    stale.write_text(Path(sim.kubeconfig).read_text())
+    sim.stop()  # the same address, nobody listening any more
+    done = subprocess.run([*argv, "--kubeconfig", str(stale), "--timeout", "5"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "\ncannot reach the Kubernetes API server (" in done.stderr
+    assert "Traceback" not in done.stderr

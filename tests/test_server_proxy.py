@@ -109,8 +109,7 @@ def read_paths():
     """One list and one get path per kind the tools read, plus discovery and cluster-scoped ones."""
     paths = ["/version", "/api", "/api/v1", "/apis", "/apis/apps/v1", "/apis/storage.k8s.io/v1",
              "/api/v1/namespaces/prod", f"/api/v1/namespaces/prod/pods/{POD}/log",
-             "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes", "/api/v1/pods",
-             "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events"]
+             *CLUSTER_SCOPED]
     for prefix, resources in (("/api/v1", "pods events services endpoints configmaps persistentvolumeclaims "
                                           "resourcequotas limitranges"),
                               ("/apis/apps/v1", "deployments replicasets statefulsets daemonsets "
@@ -138,11 +137,23 @@ def test_the_proxy_forwards_the_read_paths_of_the_tools():
         assert set(read_paths()) <= set(api.reads())
 
 
-def test_cluster_scoped_paths_can_be_switched_off():
-    scoped = accept_paths(["prod"], cluster_scoped=False)
-    assert "nodes" not in scoped and "storageclasses" not in scoped and "default" not in scoped
-    assert "^/api/v1/pods$" not in scoped.split(",")  # the node tools' all-namespaces pod list
-    assert all(part.startswith("^") and part.endswith("$") for part in scoped.split(","))
+CLUSTER_SCOPED = ["/api/v1/pods", "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes",
+                  "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events",
+                  "/apis/events.k8s.io/v1/namespaces/default/events"]
+
+
+def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), cluster_scoped=False)
+    try:
+        reader.get_json("/version")
+        for path in CLUSTER_SCOPED:
+            assert raw(reader, "GET", path) == (403, b"Forbidden\n"), path
+        assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{POD}")[0] == 200
+    finally:
+        reader.close()
+    parts = accept_paths(["prod", "web-2"], cluster_scoped=False).split(",")
+    assert all(part.startswith("^") and part.endswith("$") for part in parts)  # kubectl splits on ","
 
 
 def test_the_socket_directory_is_private_and_removed_at_close(reader):
@@ -239,3 +250,26 @@ def test_no_proxy_outlives_the_server(kube_sim, how, code):
         assert server.proc.wait(timeout=10) == code
     assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
     assert _proxies(sim.kubeconfig) == []
+
+
+@pytest.mark.parametrize("namespaces", [(), ("prod", ".*"), ("prod|kube-system",), ("a,b",), ("",)])
+def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
+    with pytest.raises(ValueError):
+        accept_paths(namespaces)
+
+
+def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_sim):
+    # The second, independent layer: even with an allow-list that accepts everything.
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    reader.proxy.filters[0] = "--accept-paths=^.*"
+    try:
+        reader.get_json("/version")
+        for path in OUT_OF_SCOPE:
+            if any(word in path for word in ("/exec", "/attach", "/portforward", "/proxy", "/secrets")):
+                assert raw(reader, "GET", path)[1] == b"Forbidden\n", path
+        for name in ("proxy", "exec", "secrets"):  # objects so named are not subresources
+            assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{name}")[0] == 404
+        assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
+    finally:
+        reader.close()
