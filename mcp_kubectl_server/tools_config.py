@@ -89,7 +89,8 @@ def config_digest(cm, *, now=None):
             break
         body += lines
     # base64 text: 4 characters carry 3 bytes; padding is close enough for a size hint.
-    body += [f"{key}: (binary, about {len(str(binary[key])) * 3 // 4} bytes, not shown)" for key in sorted(binary)]
+    body += [f"{key}: (binary, about {len(str(binary[key])) * 3 // 4} bytes, not shown)"
+             for key in sorted(binary)]
     if not body:
         return head + "\n(the ConfigMap holds no keys)"
     return "\n".join([head, BEGIN, *body, END])

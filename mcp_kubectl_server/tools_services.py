@@ -148,11 +148,22 @@ def services_digest(service_list, slice_list, pod_list, *, namespace):
     return "\n".join(lines)
 
 
+def pod_summary(pod):
+    """The parts of a pod the service and storage digests read (a big namespace is held slim)."""
+    md, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    return {"metadata": {"name": md.get("name", "?"), "labels": md.get("labels") or {}},
+            "spec": {"containers": [{"ports": c.get("ports") or []} for c in spec.get("containers") or []],
+                     "volumes": [v for v in spec.get("volumes") or []
+                                 if "persistentVolumeClaim" in v or "ephemeral" in v]},
+            "status": {"phase": status.get("phase"),
+                       "conditions": [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]}}
+
+
 def get_services(reader, args):
     ns = args["namespace"]
     services = reader.list_json(f"/api/v1/namespaces/{ns}/services")
     slices = reader.list_json(f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices")
-    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods")
+    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods", item=pod_summary)
     return services_digest(services, slices, pods, namespace=ns)
 
 

@@ -2,7 +2,8 @@
 
 Reads: claims, pods and Warning events of the namespace, the StorageClasses (cluster-scoped,
 names and provisioners only) and, for each bound claim, its PersistentVolume by name (never a
-list of every volume, which would name other namespaces' claims). Digest, claims not Bound first:
+list of every volume, which would name other namespaces' claims; a volume whose claimRef is not
+this claim is only said to belong to another one). Digest, claims not Bound first:
 
     storage in prod: 2 claims (1 not Bound); storage classes: gp3 (default, ebs.csi.aws.com), ...
     ledger-data phase=Pending class=fast-ssd requested=20Gi access=RWO volume=none used-by=ledger-...
@@ -13,6 +14,7 @@ list of every volume, which would name other namespaces' claims). Digest, claims
 from .digest import one_line, sorted_events
 from .errors import ReadError
 from .tools import NAMESPACE, Tool
+from .tools_services import pod_summary
 
 CLAIMS_MAX = 100
 DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class",
@@ -54,12 +56,13 @@ def claim_users(pods):
 
 
 def _class_problem(pvc, classes):
-    names = [c["metadata"]["name"] for c in classes]
+    """(problem or None, the class to show); classes is None when they could not be read."""
     spec = pvc.get("spec") or {}
     annotations = (pvc.get("metadata") or {}).get("annotations") or {}
     wanted = annotations.get("volume.beta.kubernetes.io/storage-class", spec.get("storageClassName"))
-    if spec.get("volumeName"):
+    if spec.get("volumeName") or classes is None:
         return None, wanted
+    names = [c["metadata"]["name"] for c in classes]
     if wanted is None:
         defaults = [c["metadata"]["name"] for c in classes if is_default(c)]
         if not defaults:
@@ -74,6 +77,19 @@ def _class_problem(pvc, classes):
     return None, wanted
 
 
+def volume_words(pv, *, namespace, claim):
+    """The bound volume in a few words; a volume bound to another claim is not described."""
+    if not isinstance(pv, dict):
+        return str(pv)  # why it could not be read
+    spec, status = pv.get("spec") or {}, pv.get("status") or {}
+    ref = spec.get("claimRef") or {}
+    if ref and (ref.get("namespace"), ref.get("name")) != (namespace, claim):
+        return "volume is bound to another claim"  # whose: outside this tool's scope
+    words = (f"volume phase={status.get('phase', '?')} "
+             f"reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}")
+    return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
+
+
 def claim_block(pvc, *, classes, users, volumes, warnings):
     """(problem: bool, lines) for one claim."""
     md, spec, status = pvc.get("metadata") or {}, pvc.get("spec") or {}, pvc.get("status") or {}
@@ -85,9 +101,8 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
     if (status.get("capacity") or {}).get("storage"):
         line += f" capacity={status['capacity']['storage']}"
     line += f" access={modes or 'none'} volume={spec.get('volumeName') or 'none'}"
-    volume = volumes.get(spec.get("volumeName"))
-    if volume:
-        line += f" ({volume})"
+    if spec.get("volumeName") in volumes:
+        line += f" ({volume_words(volumes[spec['volumeName']], namespace=md.get('namespace'), claim=name)})"
     pods = users.get(name, [])
     line += " used-by=" + (",".join(pods[:5]) + (" ..." if len(pods) > 5 else "") if pods else "none")
     lines = [line]
@@ -101,9 +116,10 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
 
 
 def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None, events=None):
-    """The get_storage text. volumes: {name: 'phase=Bound reclaim=Delete'}; events: a list."""
+    """The get_storage text. class_list: the API list, or why it is unreadable (a string);
+    volumes: {name: PersistentVolume or why it is unreadable}; events: the API list."""
     claims = claim_list.get("items") or []
-    classes = class_list.get("items") or []
+    classes = (class_list.get("items") or []) if isinstance(class_list, dict) else None
     warnings = {}
     for ev in sorted_events([e for e in (events or {}).get("items") or []
                              if e.get("type") == "Warning"
@@ -114,8 +130,10 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
               for c in claims]
     blocks.sort(key=lambda b: not b[0])
     bad = sum(1 for b in blocks if b[0])
+    shown = classes_text(classes) if classes is not None else (
+        f"not readable ({class_list}), so a missing class cannot be told apart")
     lines = [f"storage in {namespace}: {len(claims)} claims ({bad} not Bound or with a problem); "
-             f"storage classes: {classes_text(classes)}"]
+             f"storage classes: {shown}"]
     lines += [line for _, block in blocks[:CLAIMS_MAX] for line in block]
     if len(blocks) > CLAIMS_MAX:
         lines.append(f"... {len(blocks) - CLAIMS_MAX} more claims not shown")
@@ -124,28 +142,28 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
     return "\n".join(lines)
 
 
-def _volume_words(reader, name):
+def _read_volume(reader, name):
     try:
-        pv = reader.get_json(f"/api/v1/persistentvolumes/{name}")
+        return reader.get_json(f"/api/v1/persistentvolumes/{name}")
     except ReadError as exc:
         return f"volume not readable: {one_line(exc, 120)}"
-    spec, status = pv.get("spec") or {}, pv.get("status") or {}
-    words = f"volume phase={status.get('phase', '?')} reclaim={spec.get('persistentVolumeReclaimPolicy', '?')}"
-    return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
 
 
 def get_storage(reader, args):
     ns = args["namespace"]
     claims = reader.list_json(f"/api/v1/namespaces/{ns}/persistentvolumeclaims")
-    classes = reader.list_json("/apis/storage.k8s.io/v1/storageclasses")
-    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods")
+    try:
+        classes = reader.list_json("/apis/storage.k8s.io/v1/storageclasses")
+    except ReadError as exc:  # RBAC without the ClusterRole, or a server without cluster reads
+        classes = one_line(exc, 200)
+    pods = reader.list_json(f"/api/v1/namespaces/{ns}/pods", item=pod_summary)
     try:
         events = reader.list_json(f"/api/v1/namespaces/{ns}/events",
                                   {"fieldSelector": "involvedObject.kind=PersistentVolumeClaim"})
     except ReadError:
         events = {}  # the claims still tell most of the story without their events
     bound = sorted({(c.get("spec") or {}).get("volumeName") for c in claims.get("items") or []} - {None, ""})
-    volumes = {name: _volume_words(reader, name) for name in bound[:CLAIMS_MAX]}
+    volumes = {name: _read_volume(reader, name) for name in bound[:CLAIMS_MAX]}
     return storage_digest(claims, classes, pods, namespace=ns, volumes=volumes, events=events)
 
 

@@ -8,7 +8,9 @@ import pytest
 from mcp_kubectl_server.quantity import parse_quantity, percent
 from mcp_kubectl_server.tools_config import TOTAL_CHARS_MAX, VALUE_CHARS_MAX, VALUE_LINES_MAX, config_digest
 from mcp_kubectl_server.tools_quotas import quotas_digest
-from mcp_kubectl_server.tools_services import services_digest
+from fixtures.kube_sim_endpoints import derive
+from fixtures.kube_sim_store import load_cluster
+from mcp_kubectl_server.tools_services import pod_summary, services_digest
 from mcp_kubectl_server.tools_storage import storage_digest
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -100,6 +102,21 @@ def test_malformed_service_ports_do_not_break_the_digest():
     assert "ports=?/TCP->?,81/TCP->8081" in text and "target port 8081 matches no declared" in text
 
 
+def test_slim_pod_summaries_give_the_same_digests_as_whole_pods():
+    cluster = load_cluster("service-selector")
+    kinds = {}
+    for obj in cluster["objects"]:
+        if obj.get("metadata", {}).get("namespace") == "prod":
+            kinds.setdefault(obj["kind"], []).append(obj)
+    slices = items(*derive("endpointslices", kinds["Service"], kinds["Pod"]))
+    whole = services_digest(items(*kinds["Service"]), slices, items(*kinds["Pod"]), namespace="prod")
+    slim = services_digest(items(*kinds["Service"]), slices,
+                           items(*map(pod_summary, kinds["Pod"])), namespace="prod")
+    assert slim == whole and "matches no pod" in whole
+    mounts = [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "tmp", "emptyDir": {}}]
+    assert pod_summary(pod("p", labels={}, volumes=mounts))["spec"]["volumes"] == mounts[:1]
+
+
 def test_finished_pods_do_not_count_as_matches():
     text = services_digest(items(service("job", selector={"app": "job"})), items(),
                            items(pod("job-1", labels={"app": "job"}, phase="Succeeded")), namespace="prod")
@@ -180,6 +197,21 @@ def claim(name, *, cls="gp3", phase="Pending", volume=None, **spec):
     return out
 
 
+def volume(claim_name, namespace="prod"):
+    return {"metadata": {"name": "pvc-1"}, "status": {"phase": "Bound"},
+            "spec": {"persistentVolumeReclaimPolicy": "Delete",
+                     "claimRef": {"namespace": namespace, "name": claim_name}}}
+
+
+def test_storage_volume_of_another_claim_is_not_described():
+    text = storage_digest(items(claim("data", volume="pvc-1")), items(storage_class("gp3")), items(),
+                          namespace="prod", volumes={"pvc-1": volume("ledger", namespace="payroll")})
+    assert "volume=pvc-1 (volume is bound to another claim)" in text and "payroll" not in text
+    unreadable = storage_digest(items(claim("data", volume="pvc-1")), items(storage_class("gp3")), items(),
+                                namespace="prod", volumes={"pvc-1": "volume not readable: 403"})
+    assert "volume=pvc-1 (volume not readable: 403)" in unreadable
+
+
 def test_storage_missing_class_users_and_last_warning():
     mounts = [{"name": "data", "persistentVolumeClaim": {"claimName": "ledger-data"}}]
     warning = {"type": "Warning", "reason": "ProvisioningFailed", "count": 142,
@@ -189,7 +221,7 @@ def test_storage_missing_class_users_and_last_warning():
     text = storage_digest(items(claim("backups", volume="pvc-1"), claim("ledger-data", cls="fast-ssd")),
                           items(storage_class("gp3", default=True), storage_class("io2")),
                           items(pod("ledger-1", labels={}, volumes=mounts)), namespace="prod",
-                          volumes={"pvc-1": "volume phase=Bound reclaim=Delete"}, events=items(warning))
+                          volumes={"pvc-1": volume("backups")}, events=items(warning))
     lines = text.splitlines()
     assert lines[0] == ("storage in prod: 2 claims (1 not Bound or with a problem); storage classes: "
                         "gp3 (default, ebs.csi.aws.com), io2 (ebs.csi.aws.com)")
@@ -212,6 +244,14 @@ def test_storage_default_class_static_binding_and_no_default():
     assert 'class="" (static binding only' in static and "storage classes: none" in static
     empty = storage_digest(items(), items(storage_class("gp3")), items(), namespace="prod")
     assert "no PersistentVolumeClaims in namespace prod" in empty
+
+
+def test_storage_without_readable_classes_still_lists_the_claims():
+    text = storage_digest(items(claim("a", cls="fast-ssd")), "the cluster refused this read (403 Forbidden)",
+                          items(), namespace="prod")
+    assert ("storage classes: not readable (the cluster refused this read (403 Forbidden)), so a missing "
+            "class cannot be told apart") in text
+    assert "a phase=Pending class=fast-ssd" in text and "problem:" not in text
 
 
 def test_storage_ephemeral_volume_claims_name_their_pod():

@@ -5,6 +5,8 @@ Each tool shows its incident's decisive line, refuses namespaces outside the all
 any read, rejects bad arguments, and reads only GETs inside the scope (never a Secret).
 """
 
+import json
+
 import pytest
 
 from tests.test_server_support import ServerProcess
@@ -43,7 +45,8 @@ def only_scoped_gets(sim):
         path = request["path"].split("?")[0]
         assert request["verb"] == "GET", request
         assert "/secrets" not in path
-        assert "/namespaces/" not in path or "/namespaces/prod/" in path or path.endswith("/namespaces/prod"), path
+        assert "/namespaces/" not in path or "/namespaces/prod/" in path \
+            or path.endswith("/namespaces/prod"), path
 
 
 def test_get_services_names_the_selector_that_matches_nothing(serve):
@@ -91,6 +94,22 @@ def test_get_quotas_flags_the_pod_count_at_its_limit(serve):
     assert "  Container memory default=512Mi defaultRequest=128Mi max=4Gi" in text
     assert server.close() == 0
     only_scoped_gets(sim)
+
+
+def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
+    cluster = tmp_path / "forbidden.json"
+    cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "pvc-pending",
+                                   "forbidden": [{"resource": "storageclasses"},
+                                                 {"resource": "configmaps", "namespace": "prod"},
+                                                 {"resource": "resourcequotas", "namespace": "prod"}]}))
+    server, _ = serve(str(cluster))
+    storage = ok(server, "get_storage", {"namespace": "prod"})
+    assert "storage classes: not readable (the cluster refused this read (403 Forbidden)" in storage
+    assert "ledger-data phase=Pending class=fast-ssd" in storage
+    for tool, args in (("get_config", {"name": "x"}), ("get_quotas", {})):
+        text, is_error = server.call(tool, dict(args, namespace="prod"))
+        assert is_error and text.startswith("the cluster refused this read (403 Forbidden)"), text
+    assert server.close() == 0
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
