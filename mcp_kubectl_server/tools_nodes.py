@@ -60,7 +60,12 @@ def get_nodes(reader, args):
 
 def describe_node(reader, args):
     name = args["name"]
-    node = reader.get_json(f"/api/v1/nodes/{name}")
+    try:
+        node = reader.get_json(f"/api/v1/nodes/{name}")
+    except ReadError as exc:
+        if exc.status != 404:
+            raise
+        raise ReadError(f"node {name} not found (404); get_nodes lists the nodes", status=404) from None
     pods, partial = _pods(reader, {"fieldSelector": f"spec.nodeName={name}"})
     events = reader.list_json("/api/v1/namespaces/default/events",
                               {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"})

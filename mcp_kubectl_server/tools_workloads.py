@@ -12,6 +12,7 @@ each tool:
                        events (only those about the workload and its revisions are shown)
 """
 
+from .errors import ReadError
 from .tools import NAMESPACE, Tool
 from .validate import DNS1123_SUBDOMAIN
 from .workload_detail import workload_digest
@@ -89,7 +90,13 @@ def _pods(reader, ns, obj, revisions):
 
 def describe_workload(reader, args):
     ns, kind, name = args["namespace"], args["kind"], args["name"]
-    obj = dict(reader.get_json(PATHS[kind].format(ns=ns) + "/" + name), kind=kind)
+    try:
+        obj = dict(reader.get_json(PATHS[kind].format(ns=ns) + "/" + name), kind=kind)
+    except ReadError as exc:
+        if exc.status != 404:
+            raise
+        raise ReadError(f"{kind} {ns}/{name} not found (404); get_workloads lists the workloads of {ns}"
+                        " with their kinds", status=404) from None
     revisions = []
     if kind in REVISIONS:
         candidates = reader.list_json(REVISIONS[kind].format(ns=ns)).get("items") or []

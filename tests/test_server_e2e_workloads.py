@@ -92,7 +92,7 @@ def test_node_tools_count_pods_outside_the_scope_never_name_them(serve):
         text, is_error = server.call("describe_node", bad)
         assert is_error and why in text
     text, is_error = server.call("describe_node", {"name": "node-z"})
-    assert is_error and "not found" in text
+    assert is_error and text == "node node-z not found (404); get_nodes lists the nodes"
     assert server.close() == 0
     assert sim.journal_entries() == []
 
@@ -115,6 +115,8 @@ def test_every_namespaced_tool_refuses_a_namespace_outside_the_scope(serve):
         assert is_error and "outside this server's scope" in text, (tool, text)
     text, is_error = server.call("describe_workload", {"namespace": "prod", "kind": "Pod", "name": "x"})
     assert is_error and "kind: must be one of Deployment, StatefulSet, DaemonSet, Job, CronJob" in text
+    text, is_error = server.call("describe_workload", {"namespace": "prod", "kind": "Job", "name": "payments"})
+    assert is_error and text.startswith("Job prod/payments not found (404); get_workloads lists")
     text, is_error = server.call("get_events", {"namespace": "prod", "type": "Error"})
     assert is_error and "type: must be one of Warning, Normal" in text
 
