@@ -99,7 +99,9 @@ def describe_workload(reader, args):
                         " with their kinds", status=404) from None
     revisions = []
     if kind in REVISIONS:
-        candidates = reader.list_json(REVISIONS[kind].format(ns=ns)).get("items") or []
+        # A Deployment's ReplicaSets carry its selector's labels: narrow the list on the server.
+        query = {"labelSelector": _selector_query(obj)} if kind == "Deployment" and _selector_query(obj) else None
+        candidates = reader.list_json(REVISIONS[kind].format(ns=ns), query).get("items") or []
         revisions = [dict(r, kind=REVISION_KINDS[kind]) for r in candidates if owned_by(r, obj)]
     pods = _pods(reader, ns, obj, revisions)
     hpa = hpa_for(obj, reader.list_json(HPAS.format(ns=ns)).get("items") or []) if kind in (
