@@ -150,3 +150,12 @@ def test_list_items_without_kind_read_the_same():
     bare = {kind: [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items]
             for kind, items in kinds.items()}
     assert workloads_digest(bare, namespace="prod", now=NOW) == workloads_digest(kinds, namespace="prod", now=NOW)
+
+
+def test_selector_query_from_match_labels_and_expressions():
+    from mcp_kubectl_server.tools_workloads import _selector_query
+    obj = {"spec": {"selector": {"matchLabels": {"app": "web", "tier": "fe"}, "matchExpressions": [
+        {"key": "env", "operator": "In", "values": ["prod", "canary"]},
+        {"key": "legacy", "operator": "DoesNotExist"}]}}}
+    assert _selector_query(obj) == "app=web,tier=fe,env in (prod,canary),!legacy"
+    assert _selector_query({"spec": {}}) == ""
