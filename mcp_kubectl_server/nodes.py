@@ -45,12 +45,14 @@ def pod_requests(pod, part="requests"):
     """{'cpu': cores, 'memory': bytes} a pod asks for (max of init containers and the sum)."""
     spec = pod.get("spec") or {}
     total = {"cpu": 0.0, "memory": 0.0}
+    def asked(container, res):
+        return quantity(((container.get("resources") or {}).get(part) or {}).get(res)) or 0.0
     for container in spec.get("containers") or []:
         for res in total:
-            total[res] += quantity(((container.get("resources") or {}).get(part) or {}).get(res)) or 0.0
+            total[res] += asked(container, res)
     for container in spec.get("initContainers") or []:
         for res in total:
-            total[res] = max(total[res], quantity(((container.get("resources") or {}).get(part) or {}).get(res)) or 0.0)
+            total[res] = max(total[res], asked(container, res))
     return total
 
 
@@ -160,7 +162,8 @@ def _allocated(node, pods):
                 total[res] += value
         for res, fmt in (("cpu", cpu_text), ("memory", mem_text)):
             have = quantity(alloc.get(res))
-            words.append(f"{res}_{part}={fmt(total[res])}" + (f"({round(100 * total[res] / have)}%)" if have else ""))
+            share = f"({round(100 * total[res] / have)}%)" if have else ""
+            words.append(f"{res}_{part}={fmt(total[res])}{share}")
     return " ".join(words)
 
 
@@ -176,7 +179,7 @@ def describe_node_digest(node, pod_list, events, *, allowed_namespaces, now=None
     outside = len(pods) - len(inside)
     lines.append(f"pods on node: {len(pods)} ({len(inside)} in namespaces in scope: "
                  f"{', '.join(allowed_namespaces)}; {outside} in other namespaces, not named)")
-    inside.sort(key=lambda p: ((p.get("metadata") or {}).get("namespace", ""), (p.get("metadata") or {}).get("name", "")))
+    inside.sort(key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"].get("name", "")))
     for pod in inside[:PODS_MAX]:
         req = pod_requests(pod)
         lines.append(f"pod {pod['metadata'].get('namespace', '?')}/" + pod_line(pod, now)

@@ -2,8 +2,8 @@
 
 A family module (see registry.py): `TOOLS` are `tools.Tool` entries, `HANDLERS[name](reader,
 args)` runs a checked call through the Reader (get_json / list_json over API paths) and returns
-the digest text, raising ReadError for a failed read. Paths are built here from checked names only. Which reads serve
-each tool:
+the digest text, raising ReadError for a failed read. Paths are built here from checked names
+only. Which reads serve each tool:
 
     get_workloads      deployments, statefulsets, daemonsets (apps/v1), jobs, cronjobs (batch/v1),
                        horizontalpodautoscalers (autoscaling/v2) of the namespace
@@ -51,7 +51,8 @@ TOOLS = [
          "pods' states one line each, and its recent events. Use it after get_workloads, or when a "
          "new revision's pods fail, to see what the rollout changed.",
          {"namespace": NAMESPACE,
-          "kind": {"type": "string", "enum": list(KINDS), "description": "Workload kind, as get_workloads prints it."},
+          "kind": {"type": "string", "enum": list(KINDS),
+                   "description": "Workload kind, as get_workloads prints it."},
           "name": {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
                    "description": "Exact workload name as printed by get_workloads (after the '/')."}},
          ("namespace", "kind", "name")),
@@ -100,7 +101,8 @@ def describe_workload(reader, args):
     revisions = []
     if kind in REVISIONS:
         # A Deployment's ReplicaSets carry its selector's labels: narrow the list on the server.
-        query = {"labelSelector": _selector_query(obj)} if kind == "Deployment" and _selector_query(obj) else None
+        selector = _selector_query(obj) if kind == "Deployment" else ""
+        query = {"labelSelector": selector} if selector else None
         candidates = reader.list_json(REVISIONS[kind].format(ns=ns), query).get("items") or []
         revisions = [dict(r, kind=REVISION_KINDS[kind]) for r in candidates if owned_by(r, obj)]
     pods = _pods(reader, ns, obj, revisions)

@@ -10,7 +10,7 @@ diff names env variables and their sources, never literal values.
 from datetime import datetime, timezone
 
 from .describe import probe_text
-from .digest import event_line, format_time, kv, one_line, parse_time, pod_line, sorted_events
+from .digest import event_line, format_time, kv, one_line, parse_time, pod_is_healthy, pod_line, sorted_events
 from .workloads import counts, hpa_words, job_state, problems, since
 
 EVENTS_MAX = 15
@@ -47,7 +47,8 @@ def workload_template(obj):
 def _containers(template):
     spec = template.get("spec") or {}
     pairs = [("init_container", c) for c in spec.get("initContainers") or []]
-    return {(kind, c.get("name", "?")): c for kind, c in pairs + [("container", c) for c in spec.get("containers") or []]}
+    pairs += [("container", c) for c in spec.get("containers") or []]
+    return {(kind, c.get("name", "?")): c for kind, c in pairs}
 
 
 def _env_sources(container):
@@ -106,7 +107,8 @@ def _container_changes(kind, name, old, new):
         a, b = old.get(probe), new.get(probe)
         if a != b:
             label = probe.replace("Probe", "") + "_probe"
-            lines.append(f"{prefix} {label} {probe_text(a) if a else 'none'} -> {probe_text(b) if b else 'none'}")
+            before, after = (probe_text(p) if p else "none" for p in (a, b))
+            lines.append(f"{prefix} {label} {before} -> {after}")
     if (old.get("command"), old.get("args")) != (new.get("command"), new.get("args")):
         lines.append(f"{prefix} command or args changed")
     return lines
@@ -122,24 +124,28 @@ def template_changes(old, new):
     new_notes = (new.get("metadata") or {}).get("annotations") or {}
     for key in sorted(set(old_notes) | set(new_notes)):
         if any(w in key.lower() for w in CHECKSUM_WORDS) and old_notes.get(key) != new_notes.get(key):
-            lines.append(f"change annotation {key} {old_notes.get(key, 'none')} -> {new_notes.get(key, 'none')}")
+            lines.append(f"change annotation {key} {old_notes.get(key, 'none')} -> "
+                         f"{new_notes.get(key, 'none')}")
     return lines or ["change none found in images, env, resources, probes or checksum annotations"]
 
 
 def _revision_line(rev, pods):
     meta = rev.get("metadata") or {}
-    images = ",".join(c.get("image", "?") for c in (revision_template(rev).get("spec") or {}).get("containers") or [])
+    containers = (revision_template(rev).get("spec") or {}).get("containers") or []
+    images = ",".join(c.get("image", "?") for c in containers)
     label = "job" if rev.get("kind") == "Job" else f"revision {revision_number(rev)}"
     words = [label, f"{rev.get('kind', '?')}/{meta.get('name', '?')}", f"images={images or '?'}"]
     if rev.get("kind") == "ReplicaSet":
         st = rev.get("status") or {}
-        words += [f"desired={(rev.get('spec') or {}).get('replicas', 0)}", f"ready={st.get('readyReplicas', 0)}"]
+        desired = (rev.get("spec") or {}).get("replicas", 0)
+        words += [f"desired={desired}", f"ready={st.get('readyReplicas', 0)}"]
     elif rev.get("kind") == "Job":
         words.append(f"state={job_state(rev)[0]}")
     else:
         hashes = {meta.get("name"), ((meta.get("labels") or {}).get("controller-revision-hash"))}
-        mine = [p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash") in hashes]
-        ready = sum(1 for p in mine if all(s.get("ready") for s in (p.get("status") or {}).get("containerStatuses") or [{}]))
+        mine = [p for p in pods
+                if ((p.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash") in hashes]
+        ready = sum(1 for p in mine if pod_is_healthy(p))
         words += [f"pods={len(mine)}", f"ready={ready}"]
     words.append(f"created={format_time(parse_time(meta.get('creationTimestamp')))}")
     return " ".join(words)
@@ -147,6 +153,7 @@ def _revision_line(rev, pods):
 
 def _head_lines(obj, now, revisions):
     kind, meta, spec = obj.get("kind", "?"), obj.get("metadata") or {}, obj.get("spec") or {}
+    status = obj.get("status") or {}
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
     bad = problems(obj, jobs=revisions)
     lines = [f"workload {kind} {name} " + ("unhealthy: " + " ".join(bad) if bad else "healthy")
@@ -161,13 +168,13 @@ def _head_lines(obj, now, revisions):
         lines.append(" ".join([f"schedule {spec.get('schedule', '?')}"] + kv("time_zone", spec.get("timeZone"))
                               + [f"suspend={str(bool(spec.get('suspend'))).lower()}",
                                  f"concurrency={spec.get('concurrencyPolicy', 'Allow')}"]
-                              + [f"last_schedule={(obj.get('status') or {}).get('lastScheduleTime') or 'never'}",
-                                 f"last_success={(obj.get('status') or {}).get('lastSuccessfulTime') or 'never'}"]))
+                              + [f"last_schedule={status.get('lastScheduleTime') or 'never'}",
+                                 f"last_success={status.get('lastSuccessfulTime') or 'never'}"]))
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
     if selector:
         lines.append("selector " + ",".join(f"{k}={v}" for k, v in sorted(selector.items())))
     lines.append("replicas " + " ".join(f"{k}={v}" for k, v in counts(obj).items()))
-    for cond in (obj.get("status") or {}).get("conditions") or []:
+    for cond in status.get("conditions") or []:
         lines.append(" ".join([f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
                               + kv("reason", cond.get("reason"))
                               + since(cond.get("lastTransitionTime") or cond.get("lastUpdateTime"), now)
@@ -179,9 +186,11 @@ def workload_digest(obj, *, revisions=(), hpa=None, pods=(), events=(), now=None
     """Workload JSON + revisions, HPA, pods and events -> describe lines."""
     now = now or datetime.now(timezone.utc)
     lines = _head_lines(obj, now, revisions)
-    revs = sorted(revisions, key=lambda r: (revision_number(r), (r.get("metadata") or {}).get("creationTimestamp") or ""))
-    if obj.get("kind") == "CronJob":
-        revs = sorted(revisions, key=lambda r: (r.get("metadata") or {}).get("creationTimestamp") or "")
+    def created(rev):
+        return (rev.get("metadata") or {}).get("creationTimestamp") or ""
+    # a CronJob's Jobs have no revision number: newest by creation
+    numbered = obj.get("kind") != "CronJob"
+    revs = sorted(revisions, key=lambda r: (revision_number(r) if numbered else 0, created(r)))
     lines += [_revision_line(r, pods) for r in revs[-REVISIONS_MAX:][::-1]] or ["revision none found"]
     if len(revs) >= 2 and obj.get("kind") != "CronJob":
         old, new = revs[-2], revs[-1]

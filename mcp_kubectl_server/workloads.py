@@ -146,13 +146,15 @@ def hpa_words(hpa):
              f"desired={st.get('desiredReplicas', 0)}"] + _metric_words(hpa)
     limited = _cond(hpa, "ScalingLimited")
     if limited and limited.get("status") == "True":
-        words += [f"limited=yes reason={limited.get('reason', '?')}"] + kv("message", limited.get("message"), quote=120)
+        words += [f"limited=yes reason={limited.get('reason', '?')}"]
+        words += kv("message", limited.get("message"), quote=120)
     else:
         words.append("limited=no")
     for ctype in ("AbleToScale", "ScalingActive"):
         cond = _cond(hpa, ctype)
         if cond and cond.get("status") == "False":
-            words += [f"{ctype}=False"] + kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=160)
+            words += [f"{ctype}=False"] + kv("reason", cond.get("reason"))
+            words += kv("message", cond.get("message"), quote=160)
     return words
 
 
