@@ -5,10 +5,15 @@ read-only journal are checked on the way."""
 import json
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.test_server_support import ServerProcess
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -163,3 +168,17 @@ def test_node_tools_with_credentials_that_cannot_list_pods_cluster_wide(serve, t
     described = ok(server, "describe_node", {"name": "node-c"})
     assert "pods on node: 3 (3 in namespaces in scope: prod; 0 in other namespaces" in described
     assert "cannot list pods in every namespace (403)" in described
+
+
+def test_the_agent_offers_and_runs_its_own_servers_node_tools():
+    """The loop offers get_nodes/describe_node of the server it started itself (no --mcp): the
+    node-notready replay calls get_nodes, and nothing is refused or withheld."""
+    out = subprocess.run([sys.executable, "-m", "fixtures.run_on_sim", "node-notready",
+                          "ledger-writer in prod is down", "--namespaces", "prod", "--replay",
+                          "fixtures/replay/node-notready.json", "--json"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert out.returncode == 0, out.stderr
+    outcome = json.loads(out.stdout)
+    assert outcome["not_offered"] == [] and outcome["violations"] == []
+    assert outcome["tool_calls"] == 2 and outcome["stop"] != "error"
+    assert "[audit] step 2 · get_nodes · executed" in out.stderr
