@@ -25,6 +25,8 @@ POD = "checkout-6f8d9c7b5d-x7k2p"
 OUT_OF_SCOPE = [
     "/api/v1/namespaces/kube-system/pods",
     "/api/v1/namespaces/default/pods",
+    "/api/v1/pods/x",
+    "/api/v1/pods/x/log",
     "/api/v1/namespaces",
     "/api/v1/namespaces/kube-system",
     "/api/v1/events",
