@@ -1,11 +1,13 @@
 """Command line for the read-only kubectl MCP server: parse options, check them, serve stdio.
 
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
-        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
+        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--no-cluster-tools]
+        [--check]
 
 --context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
-the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
-the server ends: EOF, SIGTERM, SIGHUP or ^C.
+the kubeconfig); --timeout bounds each tool call's reads together. When it starts serving, the
+server launches the proxy and imports the rest of itself while kubectl starts (nothing waits for
+the proxy before the first read); it stops the proxy however it ends: EOF, SIGTERM, SIGHUP, ^C.
 Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
 128+N stopped by signal N.
 """
@@ -17,7 +19,6 @@ import signal
 import sys
 
 from .reader import ReadError, Reader
-from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -32,6 +33,9 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=20.0,
                         help="seconds for one tool call's reads, and for the proxy to start (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
+    parser.add_argument("--no-cluster-tools", action="store_true",
+                        help="do not offer the cluster-scoped tools (get_nodes, describe_node), and keep"
+                             " their paths out of the proxy's allow-list")
     parser.add_argument("--check", action="store_true",
                         help="read the cluster's /version through the proxy, print it and exit")
     args = parser.parse_args(argv)
@@ -53,6 +57,7 @@ def parse_args(argv):
 
 def protocol_line():
     """Which MCP revisions this server speaks on stdio, for --check."""
+    from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS
     return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
@@ -85,24 +90,31 @@ def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
     reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
-                    timeout=args.timeout, namespaces=args.namespaces)
+                    timeout=args.timeout, namespaces=args.namespaces,
+                    cluster_scoped=not args.no_cluster_tools)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
     try:
         if args.check:
             return check(reader)
+        reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
+        from . import registry  # imported after the launch, for the same reason
+        from .server import Server
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+        tools = registry.load(cluster_tools=not args.no_cluster_tools)
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
-        return server.serve()
+                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet, tools=tools)
+        code = server.serve()
     except KeyboardInterrupt:
         code = 130
     except _Stopped as stop:
         code = stop.code
     finally:
         reader.close()
-    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    # Every reply and audit line is flushed and the proxy is stopped: leave without interpreter
+    # teardown, which the client waits for (about 60 ms) and which, when a signal stopped us
+    # mid-read of stdin, aborts on the stdin thread's lock.
     sys.stderr.flush()
     os._exit(code)
 
