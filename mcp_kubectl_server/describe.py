@@ -1,12 +1,15 @@
 """describe_pod digest: one pod's JSON (+ owner chain and events) -> one fact per line.
 
 Lines start with a stable prefix (`pod`, `node`, `owner`, `labels`, `annotation`, `condition`,
-`init_container NAME ...`, `container NAME ...`, `volume`, `event`) so a reader can grep them.
+`scheduling`, `init_container NAME ...`, `container NAME ...`, `volume`, `event`) so a reader can
+grep them. The `scheduling` lines (scheduling.py) say the pod's constraints and, for a pod not
+yet placed, which one no node satisfies (the nodes are read only then).
 Annotation values are cut short and, like everything, redacted on the way out. Environment variables appear by NAME only: a literal value is
 never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
 """
 
 from .digest import event_line, format_time, kv, one_line, parse_time, quoted, sorted_events, state_words
+from .scheduling import pod_lines as scheduling_lines
 
 EVENTS_IN_DESCRIBE = 15
 
@@ -128,8 +131,9 @@ def _annotation_lines(meta):
             if k not in SKIPPED_ANNOTATIONS]
 
 
-def describe_digest(pod, *, owners, events):
-    """Pod JSON + owner chain text + the pod's events -> describe lines."""
+def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None):
+    """Pod JSON + owner chain text + the pod's events -> describe lines; `nodes` (read only for a
+    pod not yet placed) let the scheduling lines say which constraint no node satisfies."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
     lines = [f"pod {name} phase={status.get('phase', 'Unknown')}"
@@ -149,6 +153,7 @@ def describe_digest(pod, *, owners, events):
         words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
         words += kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=300)
         lines.append(" ".join(words))
+    lines += scheduling_lines(pod, nodes, nodes_error=nodes_error)
     for kind, key, status_key in (("init_container", "initContainers", "initContainerStatuses"),
                                   ("container", "containers", "containerStatuses")):
         by_name = {s.get("name"): s for s in status.get(status_key) or []}

@@ -89,6 +89,7 @@ class Reader:
                  namespaces=(), cluster_scoped=True):
         self.timeout = timeout
         self.namespaces = tuple(namespaces)
+        self.cluster_scoped = cluster_scoped  # False: no node or other cluster-wide path is open
         self._channel = _Channel(Proxy(kubectl, context=context, kubeconfig=kubeconfig,
                                        namespaces=self.namespaces, cluster_scoped=cluster_scoped,
                                        start_timeout=max(timeout, 1.0)))

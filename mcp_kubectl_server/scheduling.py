@@ -88,8 +88,7 @@ def _placement_line(spec, status):
         return f"assigned node: {spec['nodeName']}"
     for cond in status.get("conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-            return (f"assigned node: none ({cond.get('reason') or 'not scheduled'}: "
-                    f"{cond.get('message') or 'no message'})")
+            return f"assigned node: none (PodScheduled=False reason={cond.get('reason') or 'unknown'})"
     return "assigned node: none yet"
 
 

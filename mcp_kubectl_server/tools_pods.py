@@ -130,7 +130,26 @@ def describe_pod(reader, args):
     except ReadError as exc:
         events = [{"type": "Warning", "reason": "EventsUnavailable", "message": str(exc),
                    "involvedObject": {"kind": "Pod", "name": name}}]
-    return describe_digest(pod, owners=owners, events=events)
+    nodes, nodes_error = _nodes_for(reader, pod)
+    return describe_digest(pod, owners=owners, events=events, nodes=nodes, nodes_error=nodes_error)
+
+
+def _node_summary(node):
+    md, spec = node.get("metadata") or {}, node.get("spec") or {}
+    return {"metadata": {"name": md.get("name", "?"), "labels": md.get("labels") or {}},
+            "spec": {"taints": spec.get("taints") or [], "unschedulable": spec.get("unschedulable")}}
+
+
+def _nodes_for(reader, pod):
+    """(nodes, error) for a pod the scheduler has not placed; (None, None) for any other pod."""
+    if (pod.get("spec") or {}).get("nodeName") or (pod.get("status") or {}).get("phase") != "Pending":
+        return None, None
+    if not getattr(reader, "cluster_scoped", True):
+        return None, "cluster-scoped reads are switched off on this server"
+    try:
+        return reader.list_json("/api/v1/nodes", item=_node_summary).get("items") or [], None
+    except ReadError as exc:
+        return None, str(exc)
 
 
 def get_events(reader, args):

@@ -3,14 +3,16 @@
 Input: the workload's API JSON, its revisions (ReplicaSets for a Deployment, ControllerRevisions
 for a StatefulSet or DaemonSet, Jobs for a CronJob), its HPA, the pods its selector matches and
 the events about it and its revisions. Lines start with a stable prefix (`workload`, `strategy`,
-`selector`, `replicas`, `condition`, `revision`, `change`, `hpa`, `pod`, `event`). The template
-diff names env variables and their sources, never literal values.
+`selector`, `replicas`, `condition`, `revision`, `change`, `template`, `hpa`, `pod`, `event`). The
+template diff names env variables and their sources, never literal values; it and the `template
+scheduling` lines say the pod template's scheduling constraints (scheduling.py).
 """
 
 from datetime import datetime, timezone
 
 from .describe import probe_text
 from .digest import event_line, format_time, kv, one_line, parse_time, pod_is_healthy, pod_line, sorted_events
+from .scheduling import constraint_changes, constraint_lines
 from .workloads import counts, hpa_words, job_state, problems, since
 
 EVENTS_MAX = 15
@@ -115,7 +117,8 @@ def _container_changes(kind, name, old, new):
 
 
 def template_changes(old, new):
-    """Lines saying what differs between two pod templates (images, env, resources, probes, checksums)."""
+    """Lines saying what differs between two pod templates (images, env, resources, probes,
+    checksums, scheduling constraints)."""
     lines = []
     before, after = _containers(old), _containers(new)
     for key in sorted(set(before) | set(after)):
@@ -126,7 +129,15 @@ def template_changes(old, new):
         if any(w in key.lower() for w in CHECKSUM_WORDS) and old_notes.get(key) != new_notes.get(key):
             lines.append(f"change annotation {key} {old_notes.get(key, 'none')} -> "
                          f"{new_notes.get(key, 'none')}")
-    return lines or ["change none found in images, env, resources, probes or checksum annotations"]
+    lines += ["change " + line for line in constraint_changes((old or {}).get("spec"), (new or {}).get("spec"))]
+    return lines or ["change none found in images, env, resources, probes, checksum annotations or "
+                     "scheduling constraints"]
+
+
+def template_scheduling_lines(template):
+    """`template scheduling ...` for each constraint the current pod template sets (none: no line)."""
+    return ["template scheduling " + line for line in constraint_lines((template or {}).get("spec") or {})
+            if not line.endswith(": none")]
 
 
 def _revision_line(rev, pods):
@@ -197,6 +208,7 @@ def workload_digest(obj, *, revisions=(), hpa=None, pods=(), events=(), now=None
         lines.append(f"change from revision {revision_number(old)} ({old['metadata'].get('name', '?')}) "
                      f"to {revision_number(new)} ({new['metadata'].get('name', '?')}):")
         lines += template_changes(revision_template(old), revision_template(new))
+    lines += template_scheduling_lines(workload_template(obj))
     if obj.get("kind") in ("Deployment", "StatefulSet"):
         lines.append(" ".join(["hpa"] + hpa_words(hpa)))
     shown = sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name", ""))[:PODS_MAX]

@@ -76,7 +76,7 @@ def test_every_kind_of_constraint_gets_a_line():
         "tolerations: op=Exists (every taint), gpu:NoSchedule op=Exists",
         "topology spread: topology.kubernetes.io/zone:DoNotSchedule when max skew 2 is exceeded for selector app=web",
         "priority class: high (priority 1000)",
-        "assigned node: none (Unschedulable: 0/3 nodes are available: ...)"]
+        "assigned node: none (PodScheduled=False reason=Unschedulable)"]
     assert constraint_lines(spec)[-1] == "priority class: high (priority 1000)"  # a template: no placement
 
 
