@@ -165,7 +165,7 @@ def unplaced_line(pod, nodes):
     if spec.get("nodeName") or status.get("phase") not in (None, "Pending"):
         return None
     if not nodes:
-        return "why not placed: no node could be read, so the constraints cannot be checked against any"
+        return "why not placed: the cluster has no node at all"
     verdicts = {(nd.get("metadata") or {}).get("name", "?"): node_verdict(spec, nd) for nd in nodes}
     passing = [name for name, verdict in verdicts.items() if not verdict]
     total = len(nodes)

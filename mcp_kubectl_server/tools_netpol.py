@@ -4,17 +4,19 @@ Four reads (NetworkPolicies, pods, Services, the Namespace for its labels) and o
 
     network policies in prod: 2 (1 default-deny); pods isolated for ingress: 7 of 7, egress: 0 of 7
     policy default-deny-ingress: selects every pod in prod (7 pods) types=Ingress
-      default-deny ingress: no ingress rule; every pod it selects drops incoming traffic that no
-      other policy admits
+      default-deny ingress: no ingress rule; every pod of prod is isolated for ingress and only
+      another policy's rule can admit traffic
     policy allow-frontend: selects app=frontend (3 pods) types=Ingress
       ingress rule 1: from all pods in namespaces kubernetes.io/metadata.name=ingress-nginx on TCP/8080
-    pod payments-6b9c8d7f5c-abcde: isolated for ingress (by default-deny-ingress); no rule admits any
-    service payments port 80->http: its pods are isolated for ingress; clients in prod: app=checkout
-      (2 pods) NOT allowed, ...; from other namespaces or addresses: nothing admitted
+    pod payments-6b9c8d7f5c-dzgp7: isolated for ingress (by default-deny-ingress); no rule admits
+      any incoming traffic
+    service payments port 80->8080: its pods are isolated for ingress; clients in prod:
+      app=checkout (2 pods) NOT allowed, ...; from other namespaces or addresses: nothing admitted
 
-Clients are the namespace's own pods, grouped by their app label; a client must be admitted by
-the destination's ingress and by its own egress. Other namespaces' pods are not read (the scope
-stops at this namespace): what the rules admit from outside is said as the rules say it.
+(each entry is one line, wrapped here). Clients are the namespace's own pods, grouped by their
+app label; a client must be admitted by the destination's ingress and by its own egress. Other
+namespaces' pods are not read (the scope stops at this namespace): what the rules admit from
+outside is said as the rules say it.
 """
 
 from . import netpol as n

@@ -110,7 +110,7 @@ def test_required_affinity_terms_are_ored_and_a_passing_node_points_elsewhere():
     line = unplaced_line(pending(affinity=none_match, tolerations=[{"operator": "Exists"}]), NODES)
     assert line == ("why not placed: no node satisfies the required node affinity gpu: 0 of 3 nodes match "
                     "(gpu on the nodes: no node has this label)")
-    assert unplaced_line(pending(), []).startswith("why not placed: no node could be read")
+    assert unplaced_line(pending(), []) == "why not placed: the cluster has no node at all"
 
 
 def test_toleration_matching_follows_operator_and_effect():
