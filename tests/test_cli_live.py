@@ -128,8 +128,30 @@ def test_fake_api_rejects_broken_conversations():
         [user, assistant, {"role": "user", "content": [result, result]}],   # answered twice
         [assistant],
     ]
+    said = {"role": "assistant", "content": [{"type": "text", "text": "a"}]}
+    nudge = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    again = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    broken += [  # the rules a misbehaving model's turns would break if sent back unrepaired
+        [user, {"role": "assistant", "content": [{"type": "text", "text": " "}, use]},
+         {"role": "user", "content": [result]}],                            # blank text block
+        [user, assistant, {"role": "user", "content": [dict(result, content=[
+            {"type": "text", "text": ""}])]}],                              # ... nested too
+        [user, {"role": "assistant", "content": []}, nudge],                # empty turn
+        [user, {"role": "assistant", "content": [use, use]},
+         {"role": "user", "content": [result, result]}],                    # same id twice
+        [user, *again, said, nudge, *again],                                # id used again
+        [user, {"role": "assistant", "content": [dict(use, id="toolu 1")]},
+         {"role": "user", "content": [dict(result, tool_use_id="toolu 1")]}],
+        [user, {"role": "assistant", "content": [dict(use, input=[])]},
+         {"role": "user", "content": [result]}],                            # input not an object
+        [user, {"role": "assistant", "content": [{"type": "banana"}]}, nudge],
+        [user, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]}, nudge],
+        [user, {"role": "assistant", "content": [{"type": "text", "text": "a "}]}],  # final
+    ]
     for messages in broken:
         assert conversation_problems(messages), messages
+    assert conversation_problems([user, {"role": "assistant", "content": []}]) == []
+    assert conversation_problems([user, said, nudge, *again]) == []
 
 
 def test_fake_api_rejects_what_strict_tools_may_not_use():

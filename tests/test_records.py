@@ -273,3 +273,12 @@ def test_tool_span():
     big = tool_span(step=1, name="t", call_id="c", arguments={}, text="x" * 50, is_error=False,
                     started=0, ended=0, max_text=10)
     assert big["output"]["text"] == "x" * 10 and big["output"]["truncated"] is True
+
+
+def test_audit_line_shows_a_failed_tool_s_own_first_line():
+    line = audit_line({"step": 2, "tool": "get_pods", "arguments": {"namespace": "prod"},
+                       "decision": "executed", "is_error": True, "bytes": 120,
+                       "error": "kubectl failed (exit 1): connection refused\x1b[2J"})
+    assert line.endswith("executed · error · 120 bytes · kubectl failed (exit 1): "
+                         "connection refused\\x1b[2J")
+    assert "error=" not in line

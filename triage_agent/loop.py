@@ -17,6 +17,7 @@ The wire side of a turn (request body, response checks, tool_result blocks, spen
 """
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -64,7 +65,18 @@ class Outcome:
 
     def to_dict(self):
         """The outcome as a JSON-ready dict (the --json object)."""
-        return dataclasses.asdict(self)
+        return _strict_json(dataclasses.asdict(self))
+
+
+def _strict_json(value):
+    """NaN and infinities, which a model's arguments may carry, as text: strict JSON out."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: _strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict_json(item) for item in value]
+    return value
 
 
 def describe_call(name, arguments):
@@ -79,10 +91,19 @@ def describe_call(name, arguments):
 
 
 def report_digest(arguments):
-    """A report's shape in a few fields, for progress and audit lines (the outcome has it all)."""
+    """A report's shape in a few fields, for progress and audit lines (the outcome has it all).
+    Any field may be of the wrong type: this runs before the report is validated."""
+    def count(key):
+        value = arguments.get(key)
+        return len(value) if isinstance(value, list) else value
     return {"severity": arguments.get("severity"), "confidence": arguments.get("confidence"),
-            "evidence": len(arguments.get("evidence") or ()),
-            "affected": len(arguments.get("affected") or ())}
+            "evidence": count("evidence"), "affected": count("affected")}
+
+
+def first_line(text, limit=160):
+    """The first non-blank line of a tool's text, cut to `limit`: what a progress line shows."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 class _Run:
@@ -100,26 +121,39 @@ class _Run:
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
         self.spend = turns.Spend()
+        self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
 
     def run(self):
         for step in range(1, self.policy.max_steps + 1):
             last = step == self.policy.max_steps or self.final
-            response = self.call_model(step, last)
-            content = response["content"]
-            if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
-                self.messages[-1] = {"role": "assistant",
-                                     "content": self.messages[-1]["content"] + content}
-            else:
-                self.messages.append({"role": "assistant", "content": content})
-            self.handle(response.get("stop_reason"), content, step, last)
+            stop_reason, content, uses = self.call_model(step, last)
+            self.store(content)
+            self.handle(stop_reason, uses, step, last)
             if self.outcome.report is not None:
                 raise RunEnded("report")
             if last:
                 raise RunEnded(FINAL_STOP[self.final])
         raise RunEnded("max_steps")
 
-    def handle(self, stop_reason, content, step, last):
-        uses = [b for b in content if b["type"] == "tool_use"]
+    def store(self, content):
+        """The assistant turn as repaired; a paused turn is continued; an empty one is not kept."""
+        if not content:
+            return
+        if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
+            self.messages[-1] = {"role": "assistant",
+                                 "content": self.messages[-1]["content"] + content}
+        else:
+            self.messages.append({"role": "assistant", "content": content})
+
+    def tell(self, blocks):
+        """Say `blocks` in a user turn; after a turn that was not stored, the last one is the
+        user's, and the API wants the roles to alternate."""
+        if self.messages[-1]["role"] == "user":
+            self.messages[-1] = {"role": "user", "content": self.messages[-1]["content"] + blocks}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    def handle(self, stop_reason, uses, step, last):
         if stop_reason in ("refusal", "model_context_window_exceeded"):
             raise RunEnded(stop_reason)
         if stop_reason == "max_tokens":
@@ -131,8 +165,7 @@ class _Run:
         if self.nudged and not last:
             raise RunEnded("end_turn")
         self.nudged = True
-        self.messages.append({"role": "user", "content": [{"type": "text",
-                                                           "text": prompts.NUDGE_REPORT}]})
+        self.tell([{"type": "text", "text": prompts.NUDGE_REPORT}])
         return None
 
     def call_model(self, step, last):
@@ -154,18 +187,33 @@ class _Run:
             raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
         if not turns.well_formed(response):
             raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
-        self.account(request, response, step, started)
+        unusable = turns.usage_problem(response)
+        if unusable:
+            why = (f"the model API's response cannot be accounted for: {unusable}; the run stops "
+                   "rather than spend what it cannot count")
+            self.trace(records.model_call_span(step=step, request=request, response=response,
+                                               started=started, ended=time.time(),
+                                               error=ValueError(why)))
+            raise RunEnded("api_error", why)
+        content, uses, notes = turns.repair_content(response["content"], self.used_ids, step=step)
+        if response.get("stop_reason") == "pause_turn" and not uses:  # sent back as the final turn
+            content, note = turns.trim_final(content)
+            notes += [note] if note else []
+        self.account(request, dict(response, content=content), step, started, notes)
         unknown = turns.unknown_stop_reason(response)
         if unknown:
             raise RunEnded("api_error", unknown)
-        return response
+        return response.get("stop_reason"), content, uses
 
-    def account(self, request, response, step, started):
+    def account(self, request, response, step, started, repairs):
         self.spend.add(response, self.settings.model)
         usage = self.spend.usage
         self.outcome.usage, self.outcome.cost_usd = usage.as_dict(), usage.cost
-        self.trace(records.model_call_span(step=step, request=request, response=response,
-                                           started=started, ended=time.time()))
+        span = records.model_call_span(step=step, request=request, response=response,
+                                       started=started, ended=time.time())
+        if repairs:  # output.content is the turn as stored and sent back; these say what changed
+            span["output"]["repairs"] = repairs
+        self.trace(span)
 
     def check_cost(self):
         why = self.spend.over_limit(self.policy.max_cost_usd, self.settings.model)
@@ -186,8 +234,7 @@ class _Run:
         for use in uses:
             self.audit(step, use, "cut_off", True, prompts.CUT_OFF_RESULT)
         content = [turns.tool_result(u["id"], prompts.CUT_OFF_RESULT, True) for u in uses]
-        self.messages.append({"role": "user", "content": content or [
-            {"type": "text", "text": prompts.CUT_OFF_TEXT}]})
+        self.tell(content or [{"type": "text", "text": prompts.CUT_OFF_TEXT}])
 
     def round(self, uses, step, last):
         results = [turns.tool_result(u["id"], *self.dispatch(u, step, last)) for u in uses]
@@ -300,11 +347,14 @@ class _Run:
         arguments = use.get("input")
         if entry and entry["kind"] == "report" and isinstance(arguments, dict):
             arguments = report_digest(arguments)
+        extra = {"repaired": use["repaired"]} if use.get("repaired") else {}
+        if is_error and decision in ("executed", "mcp_error"):  # the cause, not only its size
+            extra["error"] = first_line(text)
         try:
             self.recorder.audit(step=step, tool=entry["name"] if entry else use["name"],
                                 tool_use_id=use["id"], arguments=arguments,
                                 decision=decision, is_error=bool(is_error),
-                                bytes=len(text.encode("utf-8", "replace")))
+                                bytes=len(text.encode("utf-8", "replace")), **extra)
         except Exception:  # an audit sink failing must not end the run; the trace keeps going
             pass
 

@@ -167,7 +167,9 @@ def audit_line(entry: dict) -> str:
         parts.append("error")
     if isinstance(entry.get("bytes"), int):
         parts.append(f"{entry['bytes']} bytes")
-    skip = {"time", "step", "tool", "arguments", "decision", "is_error", "bytes"}
+    if entry.get("error"):  # a failed tool's own first line: the cause, not only its size
+        parts.append(_printable(entry["error"], 160))
+    skip = {"time", "step", "tool", "arguments", "decision", "is_error", "bytes", "error"}
     parts.extend(f"{_printable(k, 32)}={_printable(v, 80)}" for k, v in entry.items()
                  if k not in skip)
     return _printable(" · ".join(parts), 400)
