@@ -7,9 +7,12 @@ Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options,
 """
 
 import argparse
+import json
 import sys
 
+from .handlers import run_tool
 from .kubectl import Kubectl
+from .redact import redact
 from .server import Server
 from .validate import check_label
 
@@ -25,7 +28,7 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per kubectl run (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
     parser.add_argument("--check", action="store_true",
-                        help="run `kubectl version` against the cluster, print the result and exit")
+                        help="check the cluster and each namespace (get_pods), print each result and exit")
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]
@@ -43,11 +46,26 @@ def parse_args(argv):
     return args
 
 
-def check(kubectl):
-    """Health check: can kubectl reach the cluster with these settings?"""
+def check(kubectl, namespaces):
+    """Health check, one line per step on stderr: the cluster answers, then each allowed
+    namespace exists and its pods can be listed (what get_pods says). 0 when all pass, else 1."""
     result = kubectl.run("version", ["--output=json"])
-    print(result.stdout.decode("utf-8", "replace").strip() or result.error, file=sys.stderr)
-    return 0 if result.ok else 1
+    if not result.ok:  # kubectl prints its own client version even then: the error is the news
+        print(f"check failed: {result.error}", file=sys.stderr)
+        return 1
+    try:
+        server = json.loads(result.stdout)["serverVersion"]["gitVersion"]
+    except (ValueError, KeyError, TypeError):
+        server = "version unknown"
+    print(f"cluster reachable: server {server}", file=sys.stderr)
+    code = 0
+    for namespace in namespaces:
+        text, is_error = run_tool(kubectl.for_one_call(), "get_pods", {"namespace": namespace})
+        line = " ".join(redact(text).split())[:300]
+        print(f"{'check failed: ' if is_error else ''}namespace {namespace}: {line}",
+              file=sys.stderr)
+        code = 1 if is_error else code
+    return code
 
 
 def main(argv=None):
@@ -55,7 +73,7 @@ def main(argv=None):
     args = parse_args(argv)
     kubectl = Kubectl(args.kubectl, context=args.context, kubeconfig=args.kubeconfig, timeout=args.timeout)
     if args.check:
-        return check(kubectl)
+        return check(kubectl, args.namespaces)
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
     server = Server(kubectl, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,

@@ -9,6 +9,7 @@ timeout, output over the cap, non-zero exit, Forbidden), ready to hand to the mo
 
 import copy
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 ALLOWED_VERBS = ("get", "logs", "version")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 POLL_SECONDS = 0.05
+KLOG_LINE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d")
 
 
 class CancelledError(Exception):
@@ -70,7 +72,10 @@ def _exited(proc):
 def error_line(stderr):
     """kubectl's own error message from its stderr, as one line."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-    picked = [ln for ln in lines if ln.lower().startswith(("error", "unable", "the server"))]
+    # client-go's log lines (`E1130 12:00:00.1 ...` per discovery retry) bury kubectl's message
+    lines = [ln for ln in lines if not KLOG_LINE.match(ln)] or lines
+    picked = [ln for ln in lines if ln.lower().startswith(("error", "unable", "the server",
+                                                           "the connection"))]
     text = " | ".join(picked or lines[-2:]) or "no message on stderr"
     return text if len(text) <= 600 else text[:600] + "..."
 

@@ -1,0 +1,122 @@
+"""get_pods on an empty namespace says whether the namespace exists, and `--check` prints why it
+failed: the server as a subprocess, real kubectl, kube_sim (a closed port for an unreachable one).
+"""
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_kubectl_server.handlers import NAMESPACE_UNVERIFIED
+from mcp_kubectl_server.kubectl import error_line
+from tests.test_server_support import ServerProcess
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def forbidden_namespaces_cluster(tmp_path):
+    """The crashloop cluster whose credentials may list pods but not read Namespace objects."""
+    path = tmp_path / "ns-forbidden.json"
+    path.write_text(json.dumps({"kind": "SimulatedCluster", "name": "ns-forbidden",
+                                "base": "crashloop", "objects": [],
+                                "forbidden": [{"resource": "namespaces"}]}))
+    return path
+
+
+def closed_port_kubeconfig(tmp_path):
+    """A kubeconfig naming a local port nothing listens on (bound, never listened, closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = tmp_path / "closed.kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "closed",
+        "clusters": [{"name": "closed", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "contexts": [{"name": "closed", "context": {"cluster": "closed", "user": "u"}}],
+        "users": [{"name": "u", "user": {}}]}))
+    return path, port
+
+
+def check(*args):
+    return subprocess.run([sys.executable, "-m", "mcp_kubectl_server", "--check", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def test_get_pods_on_a_namespace_that_does_not_exist_is_an_error(kube_sim):
+    sim = kube_sim("crashloop")
+    server = ServerProcess("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig,
+                           "--quiet")
+    try:
+        server.initialize()
+        text, is_error = server.call("get_pods", {"namespace": "prdo"})
+        assert is_error and text.startswith("namespace prdo does not exist in this cluster")
+        text, is_error = server.call("get_pods", {"namespace": "prod"})
+        assert not is_error and text.startswith("pods in namespace prod:")
+    finally:
+        server.close()
+
+
+def test_get_pods_says_when_the_namespace_could_not_be_checked(kube_sim, tmp_path):
+    sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
+    server = ServerProcess("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig,
+                           "--quiet")
+    try:
+        server.initialize()
+        text, is_error = server.call("get_pods", {"namespace": "prdo"})
+        assert not is_error and text.startswith("no pods in namespace prdo\n(")
+        assert f"{NAMESPACE_UNVERIFIED} prdo exists" in text and "Forbidden" in text
+        text, _ = server.call("get_pods", {"namespace": "prod"})   # pods: no Namespace lookup
+        assert NAMESPACE_UNVERIFIED not in text
+    finally:
+        server.close()
+
+
+def test_check_passes_and_says_what_it_saw(kube_sim):
+    out = check("--allow-namespaces", "prod", "--kubeconfig", kube_sim("crashloop").kubeconfig)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0].startswith("cluster reachable: server v")
+    assert lines[1].startswith("namespace prod: pods in namespace prod:")
+
+
+def test_check_names_the_unreachable_cluster(tmp_path):
+    kubeconfig, port = closed_port_kubeconfig(tmp_path)
+    out = check("--allow-namespaces", "prod", "--kubeconfig", str(kubeconfig))
+    assert out.returncode == 1
+    assert out.stderr.strip() == (f"check failed: kubectl failed (exit 1): The connection to the "
+                                  f"server 127.0.0.1:{port} was refused - did you specify the "
+                                  "right host or port?")
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["--kubeconfig", "/nonexistent/kubeconfig"], "no such file or directory"),
+    (["--context", "nope"], "context \"nope\" does not exist"),
+    (["--kubectl", "/nonexistent/kubectl"], "kubectl is not installed or not found"),
+])
+def test_check_prints_the_reason_it_failed(kube_sim, args, reason):
+    sim = kube_sim("crashloop")
+    base = [] if "--kubeconfig" in args else ["--kubeconfig", sim.kubeconfig]
+    out = check("--allow-namespaces", "prod", *base, *args)
+    assert out.returncode == 1 and out.stderr.startswith("check failed: ")
+    assert reason in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):
+    out = check("--allow-namespaces", "prod,prdo", "--kubeconfig",
+                kube_sim("crashloop").kubeconfig)
+    assert out.returncode == 1
+    assert "check failed: namespace prdo: namespace prdo does not exist" in out.stderr
+    assert "\nnamespace prod: pods in namespace prod:" in out.stderr
+
+
+def test_error_line_drops_client_go_log_lines():
+    stderr = (b'E1130 22:21:50.782157   12827 memcache.go:265] "Unhandled Error" err="couldn\'t '
+              b'get current server API group list"\n' * 5
+              + b"The connection to the server 127.0.0.1:9 was refused - did you specify the "
+              b"right host or port?\n")
+    assert error_line(stderr) == ("The connection to the server 127.0.0.1:9 was refused - did "
+                                  "you specify the right host or port?")
+    assert error_line(b"E1130 22:21:50.1 1 x.go:1] only this\n").startswith("E1130")
