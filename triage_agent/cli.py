@@ -2,18 +2,21 @@
 
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
 
-Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
-4 model API or MCP server failure, 128 + N when signal N stopped the run: 130 for ^C (SIGINT),
-143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three stop a run the same way
-(terminal.py): stop "interrupted", the MCP server is shut down, and the exit code says which
-signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
-prints the outcome, audit and cost gathered so far.
+Before the first model call the cluster is checked through this project's server (preflight.py;
+skipped with --mcp or --no-preflight): a failure ends the run with its cause and what to do.
+
+Exit codes: 0 report written, 2 usage or configuration error (a failed preflight too), 3 run
+ended without a report, 4 model API or MCP server failure, 128 + N when signal N stopped the
+run: 130 for ^C (SIGINT), 143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three
+stop a run the same way (terminal.py): stop "interrupted", the MCP server is shut down, and the
+exit code says which signal it was, as a shell reports a process killed by it. Once start-up is
+done every exit still prints the outcome, audit and cost gathered so far.
 
 With --json the outcome is one JSON object on stdout and everything meant for people goes to
 stderr; a failure before the run (once the options parse) is an outcome too, with stop
-usage_error, mcp_error or interrupted and no steps. A stderr that is closed, full or gone loses
-the lines meant for people and the run goes on; a stdout whose reader went away (`| head -1`)
-ends the output quietly, and the exit code is still the outcome's.
+usage_error, preflight_failed, mcp_error or interrupted and no steps. A stderr that is closed,
+full or gone loses the lines meant for people and the run goes on; a stdout whose reader went
+away (`| head -1`) ends the output quietly, and the exit code is still the outcome's.
 """
 
 import argparse
@@ -58,6 +61,8 @@ def build_parser():
     p.add_argument("--context", help="kube context for the default server and executed actions")
     p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions")
     p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed")
+    p.add_argument("--no-preflight", action="store_true", help="skip the cluster checks made "
+                   "through the server before the first model call")
     p.add_argument("--model", help=f"model (default {DEFAULT_MODEL}, or the replay fixture's)")
     p.add_argument("--effort", choices=EFFORTS, default="medium")
     p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
@@ -99,6 +104,8 @@ def check_options(args):
             raise UsageError(f"--{flag}: {value!r} is not a usable value")
     if args.kubeconfig:  # the server, the rendered commands and the gate's runner share it
         args.kubeconfig = os.path.abspath(args.kubeconfig)
+        if not os.path.isfile(args.kubeconfig):
+            raise UsageError(f"--kubeconfig {args.kubeconfig}: no such file")
     return namespaces
 
 
@@ -156,9 +163,13 @@ def start_tools(argv, args):
     return client, toolset
 
 
-def print_failure(args, stop, error, stderr):
-    """A run that never started: the error on stderr and, with --json, its outcome on stdout."""
+def print_failure(args, stop, error, stderr, *, advice=None):
+    """A run that never started: the error (and what to do) on stderr and, with --json, its
+    outcome on stdout."""
     print(f"triage-agent: {error}", file=stderr)
+    if advice:
+        print(f"triage-agent: what to do: {advice}", file=stderr)
+        error = f"{error} (what to do: {advice})"
     if args.json and not getattr(args, "outcome_printed", False):
         from triage_agent.loop import Outcome
         outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL)
@@ -223,15 +234,47 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
     try:
-        outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
+        failed = preflight(args, policy, tools, stderr)
+        if not failed:
+            outcome = investigate(args, policy, model, model_name, tools, toolset, recorder,
+                                  stderr)
     finally:
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
+    if failed:
+        return failed
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
     return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+
+
+def preflight(args, policy, tools, stderr):
+    """The cluster checks before the first model call (preflight.py); the exit code when they
+    failed (already reported), else None."""
+    from triage_agent import preflight as checks
+    from triage_agent.mcp_client import McpError
+    if args.no_preflight or args.mcp:
+        why = "--no-preflight" if args.no_preflight else (
+            "--mcp names another server, whose tools and cluster connection are its own")
+        print(f"triage-agent: preflight skipped: {why}", file=stderr)
+        return None
+    try:
+        found = checks.run_preflight(tools, policy.namespaces)
+    except checks.PreflightError as exc:
+        stop, code = ("mcp_error", 4) if exc.server_failed else ("preflight_failed", 2)
+        print_failure(args, stop, f"preflight failed: {exc.cause}", stderr, advice=exc.advice)
+        return code
+    except McpError as exc:
+        print_failure(args, "mcp_error", f"the MCP server failed during the preflight: {exc}",
+                      stderr)
+        return 4
+    for warning in found.warnings:
+        print(f"triage-agent: warning: {warning}", file=stderr)
+    print("triage-agent: preflight passed: the cluster answered and pods can be listed in "
+          + ", ".join(policy.namespaces), file=stderr)
+    return None
 
 
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):

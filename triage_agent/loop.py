@@ -27,7 +27,8 @@ from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
 from triage_agent.turns import Settings
 
-EXIT_CODES = {"report": 0, "usage_error": 2, "api_error": 4, "mcp_error": 4, "interrupted": 130}
+EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
+              "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
 

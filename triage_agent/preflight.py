@@ -1,0 +1,95 @@
+"""The cluster side, checked through the MCP server before the first model call, so that a
+missing kubectl, an unreachable cluster, rejected credentials, a wrong kubeconfig or context, or
+a mistyped namespace ends the run loudly before any money is spent.
+
+    for each namespace in scope:   get_pods {namespace}        (this project's own server)
+        an error result     -> PreflightError: the server's first line is the cause, and what
+                               to do is picked by what that line says (ADVICE)
+        "could not check whether namespace NS exists"
+                            -> a warning: the credentials list pods (none there) but cannot
+                               read the Namespace object (403), so a typo cannot be ruled out
+        a pod list          -> the namespace exists and its pods can be listed
+
+The checks are ordinary tool calls, so they go where every read goes (kubectl, or the server's
+own reader); they are not the model's, so they are reported on stderr, not in the audit log or
+the trace. Only our server's tools are known well enough to check this way: with --mcp naming
+another server the CLI skips the preflight and says so.
+"""
+
+from dataclasses import dataclass, field
+
+from triage_agent.loop import first_line
+
+# the note our server's get_pods adds when the Namespace object could not be read
+# (mcp_kubectl_server.handlers.NAMESPACE_UNVERIFIED; a test pins that the two agree)
+NAMESPACE_UNVERIFIED = "could not check whether namespace"
+SERVER_FAILED = "the MCP server exited"   # it could not run: exit 4, not 2
+# (what the cause says, lower-cased) -> what the operator can do; the first match wins
+ADVICE = (
+    (("does not exist in this cluster",),
+     "check the spelling in --namespaces (`kubectl get namespaces` lists them)"),
+    (("not installed or not found", "executable file not found"),
+     "install kubectl or put it on the PATH this command runs with"),
+    (("context was not found", "context \""),
+     "name a context the kubeconfig has (`kubectl config get-contexts`) in --context"),
+    (("error loading config", "no such file", "invalid configuration",
+      "no configuration has been provided"),
+     "point --kubeconfig (or KUBECONFIG) at a readable kubeconfig for the cluster"),
+    (("unauthorized", "must be logged in", "certificate", "x509"),
+     "the cluster rejected these credentials: log in again or renew them, or use another "
+     "--context"),
+    (("forbidden",),
+     "grant these credentials get and list on pods in that namespace (see "
+     "outputs/rbac-readonly.yaml) or leave it out of --namespaces"),
+    (("refused", "unable to connect", "no such host", "i/o timeout", "timed out", "dial tcp",
+      "no route to host"),
+     "the cluster did not answer: check that it is running and that --context and "
+     "--kubeconfig point at it (`kubectl cluster-info`)"),
+    (("the mcp server exited",),
+     "the MCP server stopped while checking: run `python3 -m mcp_kubectl_server --check "
+     "--allow-namespaces NS` to see why"),
+)
+FALLBACK = "check that `kubectl get pods -n NS` works with the same --context and --kubeconfig"
+
+
+class PreflightError(Exception):
+    """The cluster side is not usable: `cause` (the server's own words) and `advice`."""
+
+    def __init__(self, cause, advice, *, server_failed=False):
+        super().__init__(f"{cause} (what to do: {advice})")
+        self.cause, self.advice, self.server_failed = cause, advice, server_failed
+
+
+@dataclass
+class Preflight:
+    """What the checks found: namespaces whose pods were listed, and warnings."""
+    listed: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def advice_for(cause, namespace):
+    """What the operator can do about `cause` (a failed check's first line)."""
+    lowered = cause.lower()
+    for needles, advice in ADVICE:
+        if any(needle in lowered for needle in needles):
+            return advice
+    return FALLBACK.replace("NS", namespace)
+
+
+def run_preflight(tools, namespaces):
+    """Check each namespace through the server's get_pods; PreflightError on the first failure."""
+    found = Preflight()
+    for namespace in namespaces:
+        text, is_error = tools.call("get_pods", {"namespace": namespace})
+        text = text if isinstance(text, str) else str(text)
+        if is_error:
+            cause = first_line(text, 400) or "the server gave no reason"
+            raise PreflightError(f"namespace {namespace}: {cause}", advice_for(cause, namespace),
+                                 server_failed=cause.startswith(SERVER_FAILED))
+        if NAMESPACE_UNVERIFIED in text:
+            found.warnings.append(
+                f"namespace {namespace} has no pods and these credentials cannot read its "
+                f"Namespace object, so it may not exist: check the spelling in --namespaces")
+        else:
+            found.listed.append(namespace)
+    return found
