@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from .handlers import run_tool
+from .handlers import NAMESPACE_UNVERIFIED, run_tool
 from .kubectl import Kubectl
 from .redact import redact
 from .server import Server
@@ -61,7 +61,9 @@ def check(kubectl, namespaces):
     code = 0
     for namespace in namespaces:
         text, is_error = run_tool(kubectl.for_one_call(), "get_pods", {"namespace": namespace})
-        line = " ".join(redact(text).split())[:300]
+        lines = redact(text).splitlines() or [""]
+        # the header of a pod list, or the error; and the note when the namespace is unverified
+        line = " ".join(lines[:1] + [ln for ln in lines[1:] if NAMESPACE_UNVERIFIED in ln])
         print(f"{'check failed: ' if is_error else ''}namespace {namespace}: {line}",
               file=sys.stderr)
         code = 1 if is_error else code

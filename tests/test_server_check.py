@@ -120,3 +120,12 @@ def test_error_line_drops_client_go_log_lines():
     assert error_line(stderr) == ("The connection to the server 127.0.0.1:9 was refused - did "
                                   "you specify the right host or port?")
     assert error_line(b"E1130 22:21:50.1 1 x.go:1] only this\n").startswith("E1130")
+
+
+def test_check_passes_an_unverifiable_empty_namespace_and_says_so(kube_sim, tmp_path):
+    sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
+    out = check("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
+    assert out.returncode == 0, out.stderr
+    [line] = [ln for ln in out.stderr.splitlines() if ln.startswith("namespace prdo:")]
+    assert line.startswith(f"namespace prdo: no pods in namespace prdo ({NAMESPACE_UNVERIFIED} "
+                           "prdo exists: kubectl was refused (Forbidden)")
