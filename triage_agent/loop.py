@@ -2,7 +2,9 @@
 
     first user turn (symptom, scope, budgets)
     for step in 1..max_steps:
-        response = model(turns.build_request(...))     # the assistant turn goes back unchanged
+        response = model(turns.build_request(...))     # unusable -> api_error
+        store the turn as turns.repair_content leaves it  # thinking blocks unchanged; only what
+                                                          # the API would reject is changed
         tool_use    -> dispatch each call (policy.py's rules), all results in ONE user turn
         max_tokens  -> nothing in that turn runs; each call gets an error result; once only
         end_turn    -> one nudge to call write_report, then stop
@@ -13,7 +15,8 @@ Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam rai
 KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
 (request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
 (.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
-The wire side of a turn (request body, response checks, tool_result blocks, spend) is turns.py.
+The wire side of a turn (request body, response checks and repairs, tool_result blocks, spend)
+is turns.py.
 """
 
 import dataclasses
