@@ -2,6 +2,8 @@
 enforces the API's conversation rules, plus the real MCP server, kubectl and kube_sim."""
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -169,3 +171,14 @@ def test_fake_api_rejects_what_strict_tools_may_not_use():
     ]
     for schema in broken:
         assert strict_schema_problems(schema), schema
+
+
+def test_fake_api_answers_a_body_that_is_not_json_with_a_400():
+    """NaN is Python's JSON, not the API's: a request carrying one gets invalid_request_error."""
+    with FakeMessagesApi([]) as api:
+        request = urllib.request.Request(api.url + "/v1/messages", method="POST",
+                                         data=b'{"model": "m", "max_tokens": NaN}')
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 400
+    assert json.loads(caught.value.read())["error"]["type"] == "invalid_request_error"
