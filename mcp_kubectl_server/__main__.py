@@ -13,7 +13,7 @@ import sys
 from .handlers import NAMESPACE_UNVERIFIED, run_tool
 from .kubectl import Kubectl
 from .redact import redact
-from .server import Server
+from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -46,9 +46,17 @@ def parse_args(argv):
     return args
 
 
+def protocol_line():
+    """Which MCP revisions this server speaks on stdio, for --check."""
+    return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
+            f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
+
+
 def check(kubectl, namespaces):
-    """Health check, one line per step on stderr: the cluster answers, then each allowed
-    namespace exists and its pods can be listed (what get_pods says). 0 when all pass, else 1."""
+    """Health check, one line per step on stderr: the MCP revisions served, the cluster answers,
+    then each allowed namespace exists and its pods can be listed (what get_pods says). 0 when
+    all pass, else 1."""
+    print(protocol_line(), file=sys.stderr)
     result = kubectl.run("version", ["--output=json"])
     if not result.ok:  # kubectl prints its own client version even then: the error is the news
         print(f"check failed: {result.error}", file=sys.stderr)

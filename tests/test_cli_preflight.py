@@ -32,8 +32,10 @@ def live(*args, env=None):
 def failed(out, outcome, requests, cause, advice):
     assert (out.returncode, outcome["stop"], requests) == (2, "preflight_failed", 0), out.stderr
     lines = out.stderr.splitlines()
-    assert lines[0].startswith("triage-agent: preflight failed: namespace ") and cause in lines[0]
-    assert lines[1].startswith("triage-agent: what to do: ") and advice in lines[1]
+    assert lines[0].startswith("triage-agent: MCP server mcp-kubectl-server")   # it started
+    assert lines[1].startswith("triage-agent: preflight failed: namespace ") and cause in lines[1]
+    assert lines[2].startswith("triage-agent: what to do: ") and advice in lines[2]
+    assert len(lines) == 3
     assert cause in outcome["error"] and advice in outcome["error"] and outcome["steps"] == 0
 
 
@@ -94,8 +96,9 @@ def test_a_namespace_the_credentials_cannot_verify_is_a_warning(kube_sim, tmp_pa
 def test_a_healthy_cluster_passes_and_the_replay_runs(kube_sim):
     out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop"))
     assert out.returncode == 0, out.stderr
-    assert out.stderr.splitlines()[0] == ("triage-agent: preflight passed: the cluster answered "
+    assert out.stderr.splitlines()[1] == ("triage-agent: preflight passed: the cluster answered "
                                           "and pods can be listed in prod")
+    assert out.stderr.splitlines()[2].startswith("[step 1/12] ")   # then the run
 
 
 def test_no_preflight_runs_on_and_progress_shows_the_tool_error_s_first_line(tmp_path):

@@ -78,17 +78,18 @@ def test_check_passes_and_says_what_it_saw(kube_sim):
     out = check("--allow-namespaces", "prod", "--kubeconfig", kube_sim("crashloop").kubeconfig)
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
-    assert lines[0].startswith("cluster reachable: server v")
-    assert lines[1].startswith("namespace prod: pods in namespace prod:")
+    assert lines[0].startswith("MCP over stdio: ")
+    assert lines[1].startswith("cluster reachable: server v")
+    assert lines[2].startswith("namespace prod: pods in namespace prod:")
 
 
 def test_check_names_the_unreachable_cluster(tmp_path):
     kubeconfig, port = closed_port_kubeconfig(tmp_path)
     out = check("--allow-namespaces", "prod", "--kubeconfig", str(kubeconfig))
     assert out.returncode == 1
-    assert out.stderr.strip() == (f"check failed: kubectl failed (exit 1): The connection to the "
-                                  f"server 127.0.0.1:{port} was refused - did you specify the "
-                                  "right host or port?")
+    assert out.stderr.strip().splitlines()[1:] == [
+        f"check failed: kubectl failed (exit 1): The connection to the server 127.0.0.1:{port} "
+        "was refused - did you specify the right host or port?"]
 
 
 @pytest.mark.parametrize("args,reason", [
@@ -100,8 +101,9 @@ def test_check_prints_the_reason_it_failed(kube_sim, args, reason):
     sim = kube_sim("crashloop")
     base = [] if "--kubeconfig" in args else ["--kubeconfig", sim.kubeconfig]
     out = check("--allow-namespaces", "prod", *base, *args)
-    assert out.returncode == 1 and out.stderr.startswith("check failed: ")
-    assert reason in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    [protocol, *rest] = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and protocol.startswith("MCP over stdio: ")
+    assert len(rest) == 1 and rest[0].startswith("check failed: ") and reason in rest[0]
 
 
 def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):

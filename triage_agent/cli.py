@@ -233,6 +233,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         return 4
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
+    print(f"triage-agent: {server_line(tools)}", file=stderr)
     try:
         failed = preflight(args, policy, tools, stderr)
         if not failed:
@@ -275,6 +276,15 @@ def preflight(args, policy, tools, stderr):
     print("triage-agent: preflight passed: the cluster answered and pods can be listed in "
           + ", ".join(policy.namespaces), file=stderr)
     return None
+
+
+def server_line(client):
+    """Which server answered and in which MCP era, for the operator's first look."""
+    info = client.server_info or {}
+    name = terminal.printable(f"{info.get('name', '?')} {info.get('version', '')}".strip(),
+                              keep_newlines=False)[:80]
+    era = "stateless" if client.era == "modern" else "initialize handshake"
+    return f"MCP server {name}, protocol {client.protocol_version} ({era})"
 
 
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
