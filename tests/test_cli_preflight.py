@@ -10,8 +10,9 @@ from argparse import Namespace
 import pytest
 
 from mcp_kubectl_server import handlers
+from mcp_kubectl_server.server import SERVER_INFO
 from tests.fake_messages_api import FakeMessagesApi
-from tests.test_cli import OUTCOME_SCHEMA, replay_args, run_cli
+from tests.test_cli import OUTCOME_SCHEMA, ROOT, replay_args, run_cli
 from tests.test_cli_live import KEY, crashloop_responses
 from tests.test_server_check import closed_port_kubeconfig, forbidden_namespaces_cluster
 from triage_agent import cli, preflight, schema
@@ -119,10 +120,11 @@ def test_the_preflight_reads_the_note_our_server_writes():
 
 
 class Tools:
-    """The MCP client's call(), answering every get_pods with one fixed result."""
+    """The MCP client's call() and server_info, answering every get_pods with one result."""
 
-    def __init__(self, text, is_error):
+    def __init__(self, text, is_error, name=preflight.OUR_SERVER):
         self.result, self.calls = (text, is_error), []
+        self.server_info = {"name": name, "version": "1"}
 
     def call(self, name, arguments):
         self.calls.append((name, arguments))
@@ -156,9 +158,22 @@ def test_a_server_that_dies_during_the_preflight_exits_4_with_one_outcome(capsys
 
 
 def test_a_third_party_server_skips_the_preflight_and_says_so():
-    tools, err = Tools("unused", True), io.StringIO()
+    tools, err = Tools("unused", True, name="kubernetes-mcp-server"), io.StringIO()
     args = Namespace(no_preflight=False, mcp="other-server --read-only", json=False, model=None)
     assert cli.preflight(args, Policy(namespaces=("prod",)), tools, err) is None
     assert tools.calls == [] and "preflight skipped: --mcp names another server" in \
         err.getvalue()
+
+
+def test_our_own_server_named_by_mcp_is_checked_too(kube_sim):
+    sim = kube_sim("crashloop")
+    command = (f"{sys.executable} -m mcp_kubectl_server --allow-namespaces prod,prdo "
+               f"--kubeconfig {sim.kubeconfig} --quiet")
+    out, outcome, requests = live("--namespaces", "prod,prdo", "--mcp", command,
+                                  env={"PYTHONPATH": str(ROOT)})
+    failed(out, outcome, requests, "namespace prdo does not exist", "check the spelling")
+
+
+def test_the_server_name_the_preflight_looks_for_is_ours():
+    assert preflight.OUR_SERVER == SERVER_INFO["name"]
 

@@ -3,7 +3,8 @@
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
 
 Before the first model call the cluster is checked through this project's server (preflight.py;
-skipped with --mcp or --no-preflight): a failure ends the run with its cause and what to do.
+skipped for another server or with --no-preflight): a failure ends the run with its cause and
+what to do.
 
 Exit codes: 0 report written, 2 usage or configuration error (a failed preflight too), 3 run
 ended without a report, 4 model API or MCP server failure, 128 + N when signal N stopped the
@@ -256,7 +257,8 @@ def preflight(args, policy, tools, stderr):
     failed (already reported), else None."""
     from triage_agent import preflight as checks
     from triage_agent.mcp_client import McpError
-    if args.no_preflight or args.mcp:
+    ours = (getattr(tools, "server_info", None) or {}).get("name") == checks.OUR_SERVER
+    if args.no_preflight or not ours:
         why = "--no-preflight" if args.no_preflight else (
             "--mcp names another server, whose tools and cluster connection are its own")
         print(f"triage-agent: preflight skipped: {why}", file=stderr)

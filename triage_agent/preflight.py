@@ -12,14 +12,16 @@ a mistyped namespace ends the run loudly before any money is spent.
 
 The checks are ordinary tool calls, so they go where every read goes (kubectl, or the server's
 own reader); they are not the model's, so they are reported on stderr, not in the audit log or
-the trace. Only our server's tools are known well enough to check this way: with --mcp naming
-another server the CLI skips the preflight and says so.
+the trace. Only our server's tools are known well enough to check this way: when the server that
+answered is another one (its serverInfo name is not OUR_SERVER) the CLI skips the preflight and
+says so. A server that only claims the name is checked like ours and fails on its own words.
 """
 
 from dataclasses import dataclass, field
 
 from triage_agent.loop import first_line
 
+OUR_SERVER = "mcp-kubectl-server"   # mcp_kubectl_server.server.SERVER_INFO["name"]
 # the note our server's get_pods adds when the Namespace object could not be read
 # (mcp_kubectl_server.handlers.NAMESPACE_UNVERIFIED; a test pins that the two agree)
 NAMESPACE_UNVERIFIED = "could not check whether namespace"
