@@ -85,7 +85,7 @@ def random_id(rng, ids, block_ids):
         return block_ids[-1]                   # twice in this response
     if roll < 0.25:
         return rng.choice(["", "toolu 1", "toolu/1", "tööl"])   # not of the API's form
-    if roll < 0.27:
+    if roll < 0.26:
         return wrong(rng)                      # not a string: the response is unusable
     ids.append(f"toolu_{len(ids)}")
     return ids[-1]
@@ -94,14 +94,14 @@ def random_id(rng, ids, block_ids):
 def random_block(rng, ids, block_ids):
     roll = rng.random()
     if roll < 0.15:
-        return {"type": "thinking", "thinking": maybe_wrong(rng, "..."),
-                "signature": maybe_wrong(rng, "s")}
+        return {"type": "thinking", "thinking": maybe_wrong(rng, "...", 0.03),
+                "signature": maybe_wrong(rng, "s", 0.03)}
     if roll < 0.4:
-        return text(rng.choice(["hmm", "", " \n", "trailing  ", maybe_wrong(rng, "ok", 0.3)]))
+        return text(rng.choice(["hmm", "", " \n", "trailing  ", maybe_wrong(rng, "ok", 0.1)]))
     if roll < 0.43:
-        return rng.choice([{"type": "banana"}, {"no": "type"}, wrong(rng),
-                           {"type": "redacted_thinking", "data": maybe_wrong(rng, "d", 0.5)}])
-    name = maybe_wrong(rng, rng.choice(NAMES + ["propose_action"] * 3), 0.03)
+        return rng.choice([{"type": "banana"}, {"type": "server_tool_use"}, {"no": "type"},
+                           wrong(rng), {"type": "redacted_thinking", "data": maybe_wrong(rng, "d")}])
+    name = maybe_wrong(rng, rng.choice(NAMES + ["propose_action"] * 3), 0.01)
     block_ids.append(random_id(rng, ids, block_ids))
     return tool_use(block_ids[-1], name, random_arguments(rng, name))
 
@@ -127,7 +127,7 @@ def random_response(rng, ids):
     body = response(rng.choice(STOP_REASONS), *blocks)
     body["usage"] = random_usage(rng)
     for field in ("stop_reason", "model", "id", "content"):
-        body[field] = maybe_wrong(rng, body[field], 0.02)
+        body[field] = maybe_wrong(rng, body[field], 0.01)
     return body
 
 
