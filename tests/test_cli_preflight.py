@@ -139,6 +139,8 @@ class Tools:
     ("kubectl timed out after 20s and was stopped: the cluster is slow or unreachable",
      "the cluster did not answer"),
     ("something new\nsecond line", "kubectl get pods -n prod"),
+    ("kubectl failed (exit 1): Unable to connect to the server: tls: failed to verify "
+     "certificate: x509: certificate signed by unknown authority", "certificate-authority"),
 ])
 def test_advice_follows_what_the_cause_says(text, advice):
     with pytest.raises(preflight.PreflightError) as caught:
@@ -154,7 +156,7 @@ def test_a_server_that_dies_during_the_preflight_exits_4_with_one_outcome(capsys
     code = cli.preflight(args, Policy(namespaces=("prod",)), tools, sys.stderr)
     captured = capsys.readouterr()
     assert code == 4 and json.loads(captured.out)["stop"] == "mcp_error"
-    assert "mcp_kubectl_server --check" in captured.err
+    assert "mcp_kubectl_server --check --allow-namespaces prod" in captured.err
 
 
 def test_a_third_party_server_skips_the_preflight_and_says_so():

@@ -37,7 +37,10 @@ ADVICE = (
     (("error loading config", "no such file", "invalid configuration",
       "no configuration has been provided"),
      "point --kubeconfig (or KUBECONFIG) at a readable kubeconfig for the cluster"),
-    (("unauthorized", "must be logged in", "certificate", "x509"),
+    (("x509", "certificate"),
+     "the cluster's TLS certificate is not trusted: check certificate-authority for this cluster "
+     "in the kubeconfig"),
+    (("unauthorized", "must be logged in"),
      "the cluster rejected these credentials: log in again or renew them, or use another "
      "--context"),
     (("forbidden",),
@@ -72,10 +75,9 @@ class Preflight:
 def advice_for(cause, namespace):
     """What the operator can do about `cause` (a failed check's first line)."""
     lowered = cause.lower()
-    for needles, advice in ADVICE:
-        if any(needle in lowered for needle in needles):
-            return advice
-    return FALLBACK.replace("NS", namespace)
+    advice = next((advice for needles, advice in ADVICE
+                   if any(needle in lowered for needle in needles)), FALLBACK)
+    return advice.replace(" NS", f" {namespace}")
 
 
 def run_preflight(tools, namespaces):
