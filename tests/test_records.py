@@ -282,3 +282,18 @@ def test_audit_line_shows_a_failed_tool_s_own_first_line():
     assert line.endswith("executed · error · 120 bytes · kubectl failed (exit 1): "
                          "connection refused\\x1b[2J")
     assert "error=" not in line
+
+
+def test_records_stay_strict_json_when_a_model_sends_nan(tmp_path):
+    audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
+    rec = Recorder(audit_path=str(audit), trace_path=str(trace), stderr=io.StringIO())
+    rec.audit(step=1, tool="get_pods", arguments={"namespace": float("nan"), "n": [float("inf")]})
+    rec.trace({"input": {"arguments": {"x": float("-inf")}}})
+    rec.close()
+
+    def reject(name):
+        raise AssertionError(f"{name} in a record")
+    entry = json.loads(audit.read_text(), parse_constant=reject)
+    assert entry["arguments"] == {"namespace": "nan", "n": ["inf"]}
+    assert json.loads(trace.read_text(), parse_constant=reject) == {
+        "input": {"arguments": {"x": "-inf"}}}

@@ -20,7 +20,6 @@ is turns.py.
 """
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -69,18 +68,7 @@ class Outcome:
 
     def to_dict(self):
         """The outcome as a JSON-ready dict (the --json object)."""
-        return _strict_json(dataclasses.asdict(self))
-
-
-def _strict_json(value):
-    """NaN and infinities, which a model's arguments may carry, as text: strict JSON out."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {key: _strict_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict_json(item) for item in value]
-    return value
+        return records.strict_json(dataclasses.asdict(self))
 
 
 def describe_call(name, arguments):

@@ -16,6 +16,7 @@ warning on stderr, and the run goes on (the audit lines still reach stderr).
 import datetime
 import hashlib
 import json
+import math
 import re
 import sys
 import time
@@ -151,6 +152,18 @@ def _printable(value, limit) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def strict_json(value):
+    """`value` with NaN and infinities (a model's arguments may carry them; Python's json writes
+    them, strict readers reject them) as text, so records and the outcome stay strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    return value
+
+
 def audit_line(entry: dict) -> str:
     """The human summary of one audit entry, e.g.
     `[audit] step 2 · get_logs namespace=prod name=web-1 · executed · 812 bytes`."""
@@ -191,7 +204,8 @@ class _JsonlFile:
         if self._file is None:
             return False
         try:
-            line = json.dumps(record, ensure_ascii=False, default=str)
+            line = json.dumps(strict_json(record), ensure_ascii=False, default=str,
+                              allow_nan=False)
         except (TypeError, ValueError, RecursionError) as exc:  # keep the file, note the entry
             line = json.dumps({"unserialisable_record": f"{type(exc).__name__}: {exc}",
                                "repr": _printable(repr(record), 2000)})
