@@ -100,7 +100,8 @@ def random_block(rng, ids, block_ids):
         return text(rng.choice(["hmm", "", " \n", "trailing  ", maybe_wrong(rng, "ok", 0.1)]))
     if roll < 0.43:
         return rng.choice([{"type": "banana"}, {"type": "server_tool_use"}, {"no": "type"},
-                           wrong(rng), {"type": "redacted_thinking", "data": maybe_wrong(rng, "d")}])
+                           wrong(rng),
+                           {"type": "redacted_thinking", "data": maybe_wrong(rng, "d")}])
     name = maybe_wrong(rng, rng.choice(NAMES + ["propose_action"] * 3), 0.01)
     block_ids.append(random_id(rng, ids, block_ids))
     return tool_use(block_ids[-1], name, random_arguments(rng, name))
