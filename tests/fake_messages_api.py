@@ -14,6 +14,12 @@ API's 400 error shape. Otherwise the next script item is answered:
     {"drop": True}                                       close the connection without answering
     a bare response body dict                            shorthand for status 200
 
+A request with `"stream": true` gets its 200 answers as server-sent events (tests/fake_sse.py):
+`FakeMessagesApi(script, sse={...})` sets how for every answer and an item's own `"sse": {...}`
+for one (split: byte piece sizes, pings, after/then: how the stream ends, events or raw: the
+exact events or bytes to send); `.hangups` lists the stalled streams the client closed. Error
+statuses and drops stay what they were: failures before the stream.
+
 Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
 """
 
@@ -21,6 +27,8 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests import fake_sse
 
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
                        "properties", "required", "additionalProperties", "items", "minItems",
@@ -232,8 +240,12 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script):
+    def __init__(self, script, *, sse=None):
         self.script = list(script)
+        self.sse = dict(sse or {})
+        self.release = fake_sse.Release()   # lets a stalled stream go at the end
+        self.hangups = []                    # request ids whose stalled stream the client closed
+        self.hung_up = threading.Event()     # set at the first of them
         self.requests = []
         self.lock = threading.Lock()
         fake = self
@@ -254,8 +266,10 @@ class FakeMessagesApi:
         return self
 
     def __exit__(self, *exc):
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
+        self.release.close()
 
     def _send(self, handler, status, body, headers=None):
         data = json.dumps(body).encode()
@@ -266,6 +280,10 @@ class FakeMessagesApi:
             handler.send_header(key, value)
         handler.end_headers()
         handler.wfile.write(data)
+
+    def _hangup(self, rid):
+        self.hangups.append(rid)
+        self.hung_up.set()
 
     def handle(self, handler):
         length = int(handler.headers.get("content-length") or 0)
@@ -298,4 +316,8 @@ class FakeMessagesApi:
         if "status" not in item:
             item = {"status": 200, "body": item}
         headers = dict({"request-id": rid}, **item.get("headers", {}))
+        if body.get("stream") is True and item["status"] == 200:
+            return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
+                                  on_hangup=self._hangup,
+                                  **dict(self.sse, **item.get("sse", {})))
         return self._send(handler, item["status"], item["body"], headers)

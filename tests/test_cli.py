@@ -28,7 +28,7 @@ OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "audit_log",
-                 "error"],
+                 "error", "alert"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -46,6 +46,7 @@ OUTCOME_SCHEMA = {
         "trace": {"type": ["string", "null"]},
         "audit_log": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
+        "alert": {"type": ["object", "null"]},
     }}
 
 

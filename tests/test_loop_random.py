@@ -4,7 +4,9 @@ sends a conversation the API would reject, and never executes an action without 
 2,000 scripts run in-process against ScriptedModel (every request checked against the fake
 API's rules); a subset runs over real HTTP through MessagesClient and FakeMessagesApi, which
 answers a rule-breaking request with the real API's 400. Any field of a response may hold a
-value of the wrong type: usage counts, block fields, tool_use ids and inputs, report fields."""
+value of the wrong type: usage counts, block fields, tool_use ids and inputs, report fields.
+In streaming mode every scripted answer that server-sent events can carry travels as them, cut
+at random byte boundaries with pings between events, through the real client over real HTTP."""
 
 import json
 import math
@@ -12,7 +14,7 @@ import random
 
 import pytest
 
-from tests.fake_messages_api import FakeMessagesApi
+from tests.fake_messages_api import FakeMessagesApi, error_body
 from tests.test_loop_fakes import (FATAL, POD, FakeTools, ListRecorder, RecordingRunner,
                                    ScriptedModel, good_report, response, text, tool_use)
 from triage_agent import actions, prompts
@@ -199,6 +201,59 @@ def test_misbehaving_models(seed):
         assert model.problems == []
         check_outcome(outcome, policy, len(model.requests))
         check_gates(gate, outcome.proposals, runner)
+
+
+def streamable(answer):
+    """What the event stream can carry exactly: an object with a content list of blocks with a
+    string type and string text, thinking and signature, and a usage with an output count (the
+    stream's last word on usage); the wrong-typed rest is not streamed."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("content"), list):
+        return False
+    if not (isinstance(answer.get("usage"), dict) and "output_tokens" in answer["usage"]):
+        return False
+    carried = {"text": ("text",), "thinking": ("thinking", "signature")}
+    return all(isinstance(b, dict) and isinstance(b.get("type"), str)
+               and all(isinstance(b.get(f), str) for f in carried.get(b["type"], ()))
+               for b in answer["content"])
+
+
+class StreamedModel:
+    """The scripted model's answers, streamed over HTTP by the fake API to the real client."""
+
+    def __init__(self, scripted, api, rng):
+        self.scripted, self.api, self.rng = scripted, api, rng
+        self.client = MessagesClient(api_key="k", base_url=api.url, stream=True, max_retries=0)
+        self.requests, self.problems = scripted.requests, scripted.problems
+
+    def __call__(self, request):
+        try:
+            answer = self.scripted(request)     # checks the request; may raise like a model
+        except ApiError as exc:                 # the same error, as an HTTP answer
+            self.api.script.append({"status": exc.status, "body": error_body(
+                exc.status, exc.error_type, exc.message, "x")})
+            return self.client(request)
+        if not streamable(answer):
+            return answer
+        sse = {"split": [self.rng.randint(1, 40) for _ in range(5)], "pings": True}
+        self.api.script.append({"status": 200, "body": answer, "sse": sse})
+        got = self.client(request)
+        if json.dumps(got, sort_keys=True) != json.dumps(answer, sort_keys=True):
+            self.problems.append(f"streamed {got!r:.300} is not the answer")  # (NaN != NaN)
+        return got
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_misbehaving_models_streamed(seed):
+    rng = random.Random(1000 + seed)
+    with FakeMessagesApi([]) as api:
+        for _ in range(40):
+            policy, runner, gate, tools = random_setup(rng)
+            model = StreamedModel(ScriptedModel(*random_script(rng)), api, rng)
+            outcome = run_triage("pods restart", model=model, tools=tools, policy=policy,
+                                 gate=gate, recorder=ListRecorder(), toolset=TOOLSET)
+            assert model.problems == []
+            check_outcome(outcome, policy, len(model.requests))
+            check_gates(gate, outcome.proposals, runner)
 
 
 class Exhausting:

@@ -1,6 +1,8 @@
 """Command line: parse options, wire the seams (model, MCP tools, gate, recorder), show the outcome.
 
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
+    python3 -m triage_agent --alert FILE|- --namespaces NS[,NS...] [options]
+    python3 -m triage_agent serve --listen HOST:PORT --namespaces NS[,NS...] [options] (serve.py)
 
 Before the first model call the cluster is checked through this project's server (preflight.py;
 skipped for another server or with --no-preflight): a failure ends the run with its cause and
@@ -30,6 +32,7 @@ from pathlib import Path
 from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
+DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +57,9 @@ def build_parser():
     """The argument parser (the issue's option table)."""
     p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
                                 "with a model and read-only kubectl tools.")
-    p.add_argument("symptom", help="what the operator sees, in words")
+    p.add_argument("symptom", nargs="?", help="what the operator sees, in words")
+    p.add_argument("--alert", metavar="FILE|-", help="triage an Alertmanager webhook payload or "
+                   "one alert (a file, or - for stdin) instead of a symptom")
     p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
                    help="namespaces in scope (required; there is no cluster-wide scope)")
     p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn (default: this "
@@ -68,6 +73,13 @@ def build_parser():
     p.add_argument("--effort", choices=EFFORTS, default="medium")
     p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
     p.add_argument("--no-fallbacks", action="store_true", help="no server-side model fallback")
+    p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
+                   "instead of a stream of events (for proxies that cannot pass events on)")
+    p.add_argument("--show-thinking", action="store_true",
+                   help="stream the model's thinking to stderr too, not only its text")
+    p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
+                   metavar="SECONDS", help="streaming: a call whose stream stays silent this "
+                   f"long is sent again (default {DEFAULT_IDLE_TIMEOUT:g})")
     p.add_argument("--max-steps", type=_positive(int, 1), default=12, help="model calls")
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
     p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
@@ -93,8 +105,10 @@ def check_options(args):
     if not namespaces or bad:
         raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
                          "is not a valid namespace name")
-    if not args.symptom.strip():
-        raise UsageError("the symptom is empty: describe what you see")
+    if args.alert is not None and args.symptom is not None:
+        raise UsageError("give a symptom or --alert, not both")
+    if args.alert is None and not (args.symptom or "").strip():
+        raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
@@ -127,8 +141,9 @@ def server_argv(args, namespaces):
 
 
 def make_model(args, stderr):
-    """(model seam, model name); the live client says on stderr when it waits to retry."""
-    from triage_agent import replay
+    """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
+    status line, which also shows the client's waits to retry."""
+    from triage_agent import replay, status
     from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
@@ -136,13 +151,16 @@ def make_model(args, stderr):
         except replay.FixtureError as exc:
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
+                             show_thinking=args.show_thinking)
     client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
                             base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                            fallbacks=not args.no_fallbacks,
-                            on_retry=lambda n, delay, error: print(
-                                f"[retry {n}] {error}; trying again in {delay:.1f} s",
-                                file=stderr))
-    model = replay.RecordingModel(client) if args.record else client
+                            fallbacks=not args.no_fallbacks, stream=not args.no_stream,
+                            idle_timeout=args.idle_timeout, on_stream=line.event,
+                            on_retry=lambda n, delay, error: line.retry(
+                                f"[retry {n}] {error}; trying again in {delay:.1f} s"))
+    model = status.StatusModel(client, line)
+    model = replay.RecordingModel(model) if args.record else model
     return model, args.model or DEFAULT_MODEL
 
 
@@ -173,7 +191,8 @@ def print_failure(args, stop, error, stderr, *, advice=None):
         error = f"{error} (what to do: {advice})"
     if args.json and not getattr(args, "outcome_printed", False):
         from triage_agent.loop import Outcome
-        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL)
+        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
+                          alert=getattr(args, "alert_identity", None))
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1))
 
 
@@ -184,9 +203,12 @@ def print_outcome(outcome, args, stderr):
     if args.json:
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     elif outcome.report is not None:
-        terminal.print_stdout(report.render_text(
-            outcome.report, grounding_warnings=outcome.grounding_warnings, context=args.context,
-            kubeconfig=args.kubeconfig))
+        text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
+                                  context=args.context, kubeconfig=args.kubeconfig)
+        if outcome.alert:
+            from triage_agent import alerts
+            text = alerts.render_identity(outcome.alert) + "\n\n" + text
+        terminal.print_stdout(text)
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
@@ -204,6 +226,10 @@ def run(args, stderr, signals):
     # imported here, not at the top, so that --help and usage errors start fast
     from triage_agent import loop, records
     namespaces = check_options(args)
+    if args.alert is not None:
+        namespaces = take_alert(args, namespaces, stderr)
+        if namespaces is None:
+            return 0
     policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
                                max_cost_usd=args.max_cost_usd)
@@ -219,6 +245,28 @@ def run(args, stderr, signals):
         return triage(args, policy, model, model_name, recorder, stderr, signals)
     finally:
         recorder.close()
+
+
+def take_alert(args, ceiling, stderr):
+    """--alert: the symptom from the alert, the namespaces it names inside the ceiling; None when
+    nothing fires (said in one line, and with --json as an outcome)."""
+    from triage_agent import alerts
+    try:
+        firing = alerts.parse_payload(alerts.read_payload(args.alert))
+    except alerts.AlertError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    if not firing:
+        args.alert_identity = {"alerts": []}
+        print_failure(args, "not_firing", "no firing alert in the payload: nothing to triage",
+                      stderr)
+        return None
+    args.alert_identity = alerts.identity(firing)
+    try:
+        namespaces = alerts.scope(firing, ceiling)
+    except alerts.ScopeError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    args.symptom = alerts.symptom(firing)
+    return namespaces
 
 
 def triage(args, policy, model, model_name, recorder, stderr, signals):
@@ -246,6 +294,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     if failed:
         return failed
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
@@ -318,7 +367,11 @@ def save_recording(args, model, model_name, stderr):
 
 
 def main(argv=None):
-    """Run the triage CLI; returns the process exit code."""
+    """Run the triage CLI (or `serve`); returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from triage_agent import serve
+        return serve.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)

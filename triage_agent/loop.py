@@ -60,6 +60,7 @@ class Outcome:
     trace: str = None
     audit_log: str = None
     error: str = None
+    alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
 
     @property
     def exit_code(self):
