@@ -2,9 +2,12 @@
 side fails with its cause and what to do before the model is called once (a live run against
 the fake Messages API, which counts the requests), and --json still prints one outcome."""
 
+import contextlib
+import http.server
 import io
 import json
 import sys
+import threading
 from argparse import Namespace
 
 import pytest
@@ -14,7 +17,8 @@ from mcp_kubectl_server.server import SERVER_INFO
 from tests.fake_messages_api import FakeMessagesApi
 from tests.test_cli import OUTCOME_SCHEMA, ROOT, replay_args, run_cli
 from tests.test_cli_live import KEY, crashloop_responses
-from tests.test_server_check import closed_port_kubeconfig, forbidden_namespaces_cluster
+from tests.test_server_check import (closed_port_kubeconfig, forbidden_namespaces_cluster,
+                                     kubeconfig_for)
 from triage_agent import cli, preflight, schema
 from triage_agent.policy import Policy
 
@@ -73,6 +77,40 @@ def test_unknown_context(kube_sim):
     out = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--context", "prdo-eu")
     failed(*out, 'error: context "prdo-eu" does not exist',
            "kubectl config get-contexts")
+
+
+@contextlib.contextmanager
+def rejecting_cluster(tmp_path):
+    """A local API server that answers every request 401 Unauthorized, as one does for expired
+    credentials; yields a kubeconfig pointing at it."""
+    status = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                         "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(status)))
+            self.end_headers()
+            self.wfile.write(status.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield kubeconfig_for(tmp_path, server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_credentials_the_cluster_rejects(tmp_path):
+    with rejecting_cluster(tmp_path) as kubeconfig:
+        out = live("--namespaces", "prod", "--kubeconfig", str(kubeconfig))
+    failed(*out, "error: You must be logged in to the server",
+           "the cluster rejected these credentials")
 
 
 def test_mistyped_namespace(kube_sim):

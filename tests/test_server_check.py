@@ -26,18 +26,23 @@ def forbidden_namespaces_cluster(tmp_path):
     return path
 
 
+def kubeconfig_for(tmp_path, port):
+    """A kubeconfig for a plain-HTTP API server on a local port."""
+    path = tmp_path / f"port-{port}.kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "local",
+        "clusters": [{"name": "local", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "contexts": [{"name": "local", "context": {"cluster": "local", "user": "u"}}],
+        "users": [{"name": "u", "user": {}}]}))
+    return path
+
+
 def closed_port_kubeconfig(tmp_path):
     """A kubeconfig naming a local port nothing listens on (bound, never listened, closed)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    path = tmp_path / "closed.kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "closed",
-        "clusters": [{"name": "closed", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "contexts": [{"name": "closed", "context": {"cluster": "closed", "user": "u"}}],
-        "users": [{"name": "u", "user": {}}]}))
-    return path, port
+    return kubeconfig_for(tmp_path, port), port
 
 
 def check(*args):
