@@ -305,28 +305,10 @@ def preflight(args, policy, tools, stderr):
     """The cluster checks before the first model call (preflight.py); the exit code when they
     failed (already reported), else None."""
     from triage_agent import preflight as checks
-    from triage_agent.mcp_client import McpError
-    ours = (getattr(tools, "server_info", None) or {}).get("name") == checks.OUR_SERVER
-    if args.no_preflight or not ours:
-        why = "--no-preflight" if args.no_preflight else (
-            "--mcp names another server, whose tools and cluster connection are its own")
-        print(f"triage-agent: preflight skipped: {why}", file=stderr)
-        return None
-    try:
-        found = checks.run_preflight(tools, policy.namespaces)
-    except checks.PreflightError as exc:
-        stop, code = ("mcp_error", 4) if exc.server_failed else ("preflight_failed", 2)
-        print_failure(args, stop, f"preflight failed: {exc.cause}", stderr, advice=exc.advice)
-        return code
-    except McpError as exc:
-        print_failure(args, "mcp_error", f"the MCP server failed during the preflight: {exc}",
-                      stderr)
-        return 4
-    for warning in found.warnings:
-        print(f"triage-agent: warning: {warning}", file=stderr)
-    print("triage-agent: preflight passed: the cluster answered and pods can be listed in "
-          + ", ".join(policy.namespaces), file=stderr)
-    return None
+    return checks.before_run(
+        tools, policy.namespaces, skip=args.no_preflight,
+        say=lambda line: print(f"triage-agent: {line}", file=stderr),
+        fail=lambda stop, error, advice: print_failure(args, stop, error, stderr, advice=advice))
 
 
 def server_line(client):

@@ -15,11 +15,14 @@ own reader); they are not the model's, so they are reported on stderr, not in th
 the trace. Only our server's tools are known well enough to check this way: when the server that
 answered is another one (its serverInfo name is not OUR_SERVER) the CLI skips the preflight and
 says so. A server that only claims the name is checked like ours and fails on its own words.
+`before_run` is the CLI's side: whether to check, the lines it says, and the exit code (2, or 4
+when the server died) of a failure.
 """
 
 from dataclasses import dataclass, field
 
 from triage_agent.loop import first_line
+from triage_agent.mcp_client import McpError
 
 OUR_SERVER = "mcp-kubectl-server"   # mcp_kubectl_server.server.SERVER_INFO["name"]
 # the note our server's get_pods adds when the Namespace object could not be read
@@ -97,3 +100,26 @@ def run_preflight(tools, namespaces):
         else:
             found.listed.append(namespace)
     return found
+
+
+def before_run(tools, namespaces, *, skip, say, fail):
+    """The CLI's preflight: None to go on, or the exit code once `fail(stop, error, advice)` has
+    reported the failure. Skipped (and `say` says so) with --no-preflight or another server."""
+    ours = (getattr(tools, "server_info", None) or {}).get("name") == OUR_SERVER
+    if skip or not ours:
+        say("preflight skipped: " + ("--no-preflight" if skip else "--mcp names another server, "
+                                     "whose tools and cluster connection are its own"))
+        return None
+    try:
+        found = run_preflight(tools, namespaces)
+    except PreflightError as exc:
+        stop, code = ("mcp_error", 4) if exc.server_failed else ("preflight_failed", 2)
+        fail(stop, f"preflight failed: {exc.cause}", exc.advice)
+        return code
+    except McpError as exc:
+        fail("mcp_error", f"the MCP server failed during the preflight: {exc}", None)
+        return 4
+    for warning in found.warnings:
+        say(f"warning: {warning}")
+    say("preflight passed: the cluster answered and pods can be listed in " + ", ".join(namespaces))
+    return None
