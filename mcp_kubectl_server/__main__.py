@@ -3,17 +3,24 @@
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
         [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
 
-Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted.
+--context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
+the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
+the server ends: EOF, SIGTERM, SIGHUP or ^C.
+Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
+128+N stopped by signal N.
 """
 
 import argparse
 import json
+import os
+import signal
 import sys
 
-from .handlers import NAMESPACE_UNVERIFIED, run_tool
-from .kubectl import Kubectl
+from .reader import ReadError, Reader
 from .redact import redact
+from .registry import run_tool
 from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
+from .tools_pods import NAMESPACE_UNVERIFIED
 from .validate import check_label
 
 
@@ -25,10 +32,12 @@ def parse_args(argv):
     parser.add_argument("--context", help="kubeconfig context (default: the current context)")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: kubectl's own default)")
     parser.add_argument("--kubectl", default="kubectl", help="kubectl binary (default: kubectl on PATH)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per kubectl run (default 20)")
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="seconds for one tool call's reads, and for the proxy to start (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
     parser.add_argument("--check", action="store_true",
-                        help="check the cluster and each namespace (get_pods), print each result and exit")
+                        help="read the cluster's /version through the proxy, then list each "
+                        "allowed namespace's pods (get_pods); print each result and exit")
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]
@@ -52,46 +61,66 @@ def protocol_line():
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
 
-def check(kubectl, namespaces):
-    """Health check, one line per step on stderr: the MCP revisions served, the cluster answers,
-    then each allowed namespace exists and its pods can be listed (what get_pods says). 0 when
-    all pass, else 1."""
+def check(reader, namespaces):
+    """Health check, on stderr: the MCP revisions served, the cluster's version read through the
+    proxy (or why it could not be), then one line per allowed namespace: the header of its pod
+    list as get_pods gives it, or why not (a namespace that does not exist among them). 0 when
+    all of it passed, else 1."""
     print(protocol_line(), file=sys.stderr)
-    result = kubectl.run("version", ["--output=json"])
-    if not result.ok:  # kubectl prints its own client version even then: the error is the news
-        print(f"check failed: {result.error}", file=sys.stderr)
-        return 1
     try:
-        server = json.loads(result.stdout)["serverVersion"]["gitVersion"]
-    except (ValueError, KeyError, TypeError):
-        server = "version unknown"
-    print(f"cluster reachable: server {server}", file=sys.stderr)
+        version = reader.get_json("/version")
+    except ReadError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(json.dumps({"serverVersion": version}, indent=2), file=sys.stderr)
     code = 0
     for namespace in namespaces:
-        text, is_error = run_tool(kubectl.for_one_call(), "get_pods", {"namespace": namespace})
+        text, is_error = run_tool(reader.for_call(), "get_pods", {"namespace": namespace})
         lines = redact(text).splitlines() or [""]
         # the header of a pod list, or the error; and the note when the namespace is unverified
         line = " ".join(lines[:1] + [ln for ln in lines[1:] if NAMESPACE_UNVERIFIED in ln])
-        print(f"{'check failed: ' if is_error else ''}namespace {namespace}: {line}",
+        print(f"namespace {namespace}: {'check failed: ' if is_error else ''}{line}",
               file=sys.stderr)
         code = 1 if is_error else code
     return code
 
 
+class _Stopped(BaseException):
+    """Raised in the main thread by SIGTERM/SIGHUP, so that the proxy is stopped on the way out."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def _raise_stopped(signum, frame):
+    raise _Stopped(signum)
+
+
 def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
-    kubectl = Kubectl(args.kubectl, context=args.context, kubeconfig=args.kubeconfig, timeout=args.timeout)
-    if args.check:
-        return check(kubectl, args.namespaces)
-    protocol_out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-    server = Server(kubectl, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                    stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
+    reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
+                    timeout=args.timeout, namespaces=args.namespaces)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_stopped)
     try:
+        if args.check:
+            return check(reader, args.namespaces)
+        protocol_out = sys.stdout.buffer
+        sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+        server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
+                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
         return server.serve()
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    except _Stopped as stop:
+        code = stop.code
+    finally:
+        reader.close()
+    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

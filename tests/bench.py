@@ -10,7 +10,8 @@ import os
 import sys
 import time
 
-MODULES = ("tests.bench_server", "tests.bench_agent", "tests.bench_stream", "tests.bench_serve")
+MODULES = ("tests.bench_server", "tests.bench_agent", "tests.bench_reader", "tests.bench_stream",
+           "tests.bench_serve")
 
 
 def main():

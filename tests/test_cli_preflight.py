@@ -12,7 +12,7 @@ from argparse import Namespace
 
 import pytest
 
-from mcp_kubectl_server import handlers
+from mcp_kubectl_server import tools_pods
 from mcp_kubectl_server.server import SERVER_INFO
 from tests.fake_messages_api import FakeMessagesApi
 from tests.test_cli import OUTCOME_SCHEMA, ROOT, replay_args, run_cli
@@ -54,7 +54,8 @@ def test_kubectl_missing_from_path(kube_sim, tmp_path):
 def test_unreachable_cluster(tmp_path):
     kubeconfig, port = closed_port_kubeconfig(tmp_path)
     out = live("--namespaces", "prod", "--kubeconfig", str(kubeconfig))
-    failed(*out, f"The connection to the server 127.0.0.1:{port} was refused",
+    failed(*out, f"cannot reach the Kubernetes API server (dial tcp 127.0.0.1:{port}: connect: "
+           "connection refused)",
            "the cluster did not answer")
 
 
@@ -109,7 +110,7 @@ def rejecting_cluster(tmp_path):
 def test_credentials_the_cluster_rejects(tmp_path):
     with rejecting_cluster(tmp_path) as kubeconfig:
         out = live("--namespaces", "prod", "--kubeconfig", str(kubeconfig))
-    failed(*out, "error: You must be logged in to the server",
+    failed(*out, "the cluster rejected the credentials (401 Unauthorized",
            "the cluster rejected these credentials")
 
 
@@ -148,13 +149,13 @@ def test_no_preflight_runs_on_and_progress_shows_the_tool_error_s_first_line(tmp
     assert out.returncode == 3 and "preflight skipped: --no-preflight" in out.stderr
     [line] = [ln for ln in out.stderr.splitlines() if ln.startswith("[audit] step 1")]
     assert " · get_pods namespace=prod · executed · error · " in line
-    assert line.endswith(f" bytes · kubectl failed (exit 1): The connection to the server "
-                         f"127.0.0.1:{port} was refused - did you specify the right host or port?"
-                         " · tool_use_id=toolu_01pods")
+    assert f" bytes · cannot reach the Kubernetes API server (dial tcp 127.0.0.1:{port}: " \
+        "connect: connection refused): the cluster is down" in line
+    assert line.endswith("... · tool_use_id=toolu_01pods")   # the first line, cut to 160
 
 
 def test_the_preflight_reads_the_note_our_server_writes():
-    assert preflight.NAMESPACE_UNVERIFIED == handlers.NAMESPACE_UNVERIFIED
+    assert preflight.NAMESPACE_UNVERIFIED == tools_pods.NAMESPACE_UNVERIFIED
 
 
 class Tools:
@@ -170,12 +171,14 @@ class Tools:
 
 
 @pytest.mark.parametrize("text,advice", [
-    ("kubectl failed (exit 1): error: You must be logged in to the server (Unauthorized)",
+    ("the cluster rejected the credentials (401 Unauthorized: Unauthorized): the token ...",
      "rejected these credentials"),
-    ('kubectl was refused (Forbidden): pods is forbidden: User "u" cannot list resource "pods"',
-     "grant these credentials get and list on pods"),
-    ("kubectl timed out after 20s and was stopped: the cluster is slow or unreachable",
-     "the cluster did not answer"),
+    ('the cluster refused this read (403 Forbidden): pods is forbidden: User "u" cannot list '
+     'resource "pods"', "grant these credentials get and list on pods"),
+    ("the cluster did not answer within 20s and the read was stopped: the cluster is slow or "
+     "unreachable", "the cluster did not answer"),
+    ("the kubectl proxy exited (code 1) and exited again after one restart: E1201 dial tcp: "
+     "connection refused", "--check --allow-namespaces prod"),
     ("something new\nsecond line", "kubectl get pods -n prod"),
     ("kubectl failed (exit 1): Unable to connect to the server: tls: failed to verify "
      "certificate: x509: certificate signed by unknown authority", "certificate-authority"),

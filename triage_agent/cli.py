@@ -35,6 +35,9 @@ DEFAULT_MODEL = "claude-opus-5-5"
 DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Our own server's cluster-scoped read tools: offered without a namespace argument only when the
+# CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node")
 
 
 class UsageError(Exception):
@@ -84,6 +87,9 @@ def build_parser():
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
     p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None)
+    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
+                   help="offer this server tool although its calls name no namespace, so the "
+                   "loop cannot prove they stay in scope (repeatable)")
     p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
                    help="seconds per MCP tool call (default 30)")
     p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
@@ -111,6 +117,9 @@ def check_options(args):
         raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
+    if args.execute and not args.allow_action:
+        raise UsageError("--execute without --allow-action can never run anything: enable the "
+                         "action kinds it may run with --allow-action KIND")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
     for flag in ("context", "kubeconfig"):
@@ -164,6 +173,12 @@ def make_model(args, stderr):
     return model, args.model or DEFAULT_MODEL
 
 
+def unscoped_tools(args):
+    """Server tools offered without a namespace argument: those the operator names, and our own
+    server's cluster-scoped ones when the CLI starts that server (never on a server's say-so)."""
+    return set(args.allow_unscoped_tool) | (set() if args.mcp else set(OWN_SERVER_UNSCOPED))
+
+
 def start_tools(argv, args):
     """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
     from triage_agent import prompts
@@ -175,7 +190,13 @@ def start_tools(argv, args):
     client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
     try:
         client.start()
-        toolset = prompts.build_toolset(client.list())
+        server_tools = client.list()
+        listed = {t.get("name") for t in server_tools if isinstance(t, dict)}
+        missing = [name for name in args.allow_unscoped_tool if name not in listed]
+        if missing:
+            raise UsageError(f"--allow-unscoped-tool: the MCP server has no tool named "
+                             f"{', '.join(map(repr, missing))}")
+        toolset = prompts.build_toolset(server_tools, unscoped=unscoped_tools(args))
     except BaseException:
         client.close()
         raise
@@ -213,6 +234,9 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
         print(f"triage-agent: {outcome.error}", file=stderr)
+    if outcome.audit_error:
+        print(f"triage-agent: {outcome.audit_error}; no action could execute after that",
+              file=stderr)
     for violation in outcome.violations:  # the tool name is the model's: an unknown one too
         tool = terminal.printable(violation["tool"], keep_newlines=False)
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
@@ -239,8 +263,9 @@ def run(args, stderr, signals):
     try:
         recorder = records.Recorder(audit_path=args.audit_log, trace_path=args.trace,
                                     stderr=stderr)
-    except OSError as exc:
-        raise UsageError(f"cannot open a record file: {exc}") from None
+    except OSError as exc:  # the audit log fails closed: a run it cannot record does not start
+        raise UsageError(f"--audit-log: cannot open {args.audit_log!r} ({exc.strerror or exc}); "
+                         "a run whose audit cannot be written does not start") from None
     try:
         return triage(args, policy, model, model_name, recorder, stderr, signals)
     finally:
@@ -294,6 +319,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     if failed:
         return failed
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    outcome.audit_error = recorder.audit_error
     outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         save_recording(args, model, model_name, stderr)
@@ -323,13 +349,16 @@ def server_line(client):
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
     """Wire the gate and the settings and run the loop; returns its Outcome."""
     from triage_agent import loop
-    if toolset.not_offered:
-        print("triage-agent: not offered to the model (not annotated read-only): "
-              + ", ".join(toolset.not_offered), file=stderr)
+    reasons = {}
+    for left_out in toolset.not_offered:
+        reasons.setdefault(left_out["reason"], []).append(left_out["tool"])
+    for reason, names in reasons.items():
+        print(f"triage-agent: not offered to the model ({reason}): "
+              + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig)
+                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok)
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,

@@ -40,17 +40,20 @@ ADVICE = (
     (("error loading config", "no such file", "invalid configuration",
       "no configuration has been provided"),
      "point --kubeconfig (or KUBECONFIG) at a readable kubeconfig for the cluster"),
-    (("x509", "certificate"),
-     "the cluster's TLS certificate is not trusted: check certificate-authority for this cluster "
-     "in the kubeconfig"),
     (("unauthorized", "must be logged in"),
      "the cluster rejected these credentials: log in again or renew them, or use another "
      "--context"),
+    (("x509", "tls: failed to verify"),
+     "the cluster's TLS certificate is not trusted: check certificate-authority for this cluster "
+     "in the kubeconfig"),
     (("forbidden",),
      "grant these credentials get and list on pods in that namespace (see "
      "outputs/rbac-readonly.yaml) or leave it out of --namespaces"),
-    (("refused", "unable to connect", "no such host", "i/o timeout", "timed out", "dial tcp",
-      "no route to host"),
+    (("kubectl proxy exited", "kubectl proxy` exited", "proxy stopped answering"),
+     "kubectl could not keep serving this cluster: `python3 -m mcp_kubectl_server --check "
+     "--allow-namespaces NS` with the same --context and --kubeconfig shows why"),
+    (("cannot reach", "did not answer", "refused", "unable to connect", "no such host", "i/o timeout",
+      "timed out", "dial tcp", "no route to host"),
      "the cluster did not answer: check that it is running and that --context and "
      "--kubeconfig point at it (`kubectl cluster-info`)"),
     (("the mcp server exited",),
