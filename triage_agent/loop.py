@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
 from triage_agent import prompts, records, report, terminal, turns
+from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
 from triage_agent.turns import Settings
@@ -74,33 +75,6 @@ class Outcome:
     def to_dict(self):
         """The outcome as a JSON-ready dict (the --json object)."""
         return records.strict_json(dataclasses.asdict(self))
-
-
-def describe_call(name, arguments):
-    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line."""
-    if not isinstance(arguments, dict):
-        return f"{name} {arguments!r:.80}"
-    if name == "write_report":
-        arguments = report_digest(arguments)
-    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else str(v)[:60]}"
-             for k, v in arguments.items()]
-    return terminal.printable(" ".join([name] + parts), keep_newlines=False)[:200]
-
-
-def report_digest(arguments):
-    """A report's shape in a few fields, for progress and audit lines (the outcome has it all).
-    Any field may be of the wrong type: this runs before the report is validated."""
-    def count(key):
-        value = arguments.get(key)
-        return len(value) if isinstance(value, list) else value
-    return {"severity": arguments.get("severity"), "confidence": arguments.get("confidence"),
-            "evidence": count("evidence"), "affected": count("affected")}
-
-
-def first_line(text, limit=160):
-    """The first non-blank line of a tool's text, cut to `limit`: what a progress line shows."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 class _Run:

@@ -21,7 +21,7 @@ when the server died) of a failure.
 
 from dataclasses import dataclass, field
 
-from triage_agent.loop import first_line
+from triage_agent.lines import first_line
 from triage_agent.mcp_client import McpError
 
 OUR_SERVER = "mcp-kubectl-server"   # mcp_kubectl_server.server.SERVER_INFO["name"]
