@@ -54,8 +54,9 @@ def replay_wall(sim, workdir):
                        timeout=120, check=True)
         walls.append(time.perf_counter() - started)
         spans = [json.loads(line) for line in trace.read_text().splitlines()]
-        tools.append(sum(s["duration_ms"] or 0 for s in spans if s["kind"] == "execute_tool")
-                     / 1000)
+        tools.append(sum(int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])
+                         for s in spans if s["name"].startswith("execute_tool "))
+                     / 1e9)
     return statistics.median(walls), statistics.median(tools)
 
 

@@ -80,7 +80,9 @@ def test_misbehaving_turns_in_replay_are_repaired_and_the_report_lands(kube_sim,
     assert "report_ungrounded" in out.stderr and outcome["grounding_warnings"]
     assert out.stderr.count("repaired=id 'toolu_01pods' was already used") == 2
     spans = [json.loads(line) for line in trace.read_text().splitlines()]
-    notes = [n for s in spans if s["kind"] == "chat" for n in s["output"].get("repairs", [])]
+    notes = [v["stringValue"] for s in spans if s["name"].startswith("chat ")
+             for a in s["attributes"] if a["key"] == "triage_agent.repairs"
+             for v in a["value"]["arrayValue"]["values"]]
     assert len(notes) == 5, notes   # 2 blank texts, 1 empty turn, 2 renamed ids
 
 

@@ -151,7 +151,7 @@ def test_no_preflight_runs_on_and_progress_shows_the_tool_error_s_first_line(tmp
     assert " · get_pods namespace=prod · executed · error · " in line
     assert f" bytes · cannot reach the Kubernetes API server (dial tcp 127.0.0.1:{port}: " \
         "connect: connection refused): the cluster is down" in line
-    assert line.endswith("... · tool_use_id=toolu_01pods")   # the first line, cut to 160
+    assert line.endswith("\u2026 · tool_use_id=toolu_01pods")   # the first line, cut to 160
 
 
 def test_the_preflight_reads_the_note_our_server_writes():

@@ -26,8 +26,8 @@ def run(*script, tools=None, **limits):
 
 
 def repairs(recorder):
-    return [note for span in recorder.traces if span["kind"] == "chat"
-            for note in span["output"].get("repairs", [])]
+    return [note for span in recorder.traces if span["name"].startswith("chat ")
+            for note in span["attributes"].get("triage_agent.repairs", [])]
 
 
 @pytest.mark.parametrize("usage", [{"input_tokens": "n/a", "output_tokens": 5},
@@ -42,7 +42,7 @@ def test_usage_that_is_not_token_counts_ends_the_run_as_api_error(usage):
     outcome, model, recorder = run(bad, *happy_script())
     assert outcome.stop == "api_error" and "usage" in outcome.error and "token" in outcome.error
     assert len(model.requests) == 1 and outcome.tool_calls == 0   # nothing ran on it
-    assert [s["kind"] for s in recorder.traces] == ["chat"]        # the response is traced
+    assert [s["name"] for s in recorder.traces] == ["chat claude-opus-5-5"]   # it is traced
 
 
 def test_usage_none_and_missing_are_zero_not_errors():

@@ -9,14 +9,17 @@ from triage_agent import terminal
 
 
 def describe_call(name, arguments):
-    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line."""
+    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line; a value
+    cut short ends in an ellipsis."""
     if not isinstance(arguments, dict):
-        return f"{name} {arguments!r:.80}"
-    if name == "write_report":
-        arguments = report_digest(arguments)
-    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else str(v)[:60]}"
-             for k, v in arguments.items()]
-    return terminal.printable(" ".join([name] + parts), keep_newlines=False)[:200]
+        line = f"{name} {terminal.shorten(repr(arguments), 80)}"
+    else:
+        if name == "write_report":
+            arguments = report_digest(arguments)
+        line = " ".join([str(name)] + [
+            f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(v, 60)}"
+            for k, v in arguments.items()])
+    return terminal.shorten(terminal.printable(line, keep_newlines=False), 200)
 
 
 def report_digest(arguments):
@@ -31,5 +34,5 @@ def report_digest(arguments):
 
 def first_line(text, limit=160):
     """The first non-blank line of a tool's text, cut to `limit`: what a progress line shows."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[:limit - 3] + "..."
+    return terminal.shorten(next((ln.strip() for ln in text.splitlines() if ln.strip()), ""),
+                            limit)

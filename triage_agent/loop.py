@@ -62,6 +62,7 @@ class Outcome:
     cost_usd: float = 0.0
     model: str = ""
     trace: str = None
+    trace_id: str = None
     audit_log: str = None
     error: str = None
     audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
@@ -73,8 +74,12 @@ class Outcome:
         return EXIT_CODES.get(self.stop, 3)
 
     def to_dict(self):
-        """The outcome as a JSON-ready dict (the --json object)."""
-        return records.strict_json(dataclasses.asdict(self))
+        """The outcome as a JSON-ready dict (the --json object): money rounded, what the
+        operator's approvals came to in `actions_taken`, and strict JSON (no NaN) throughout."""
+        out = dataclasses.asdict(self)
+        out["cost_usd"] = records.money(self.cost_usd)
+        out["actions_taken"] = report.actions_taken(self.proposals)
+        return records.strict_json(out)
 
 
 class _Run:
@@ -91,6 +96,7 @@ class _Run:
         self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
+        self.last_decision = None
         self.spend = turns.Spend()
         self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
 
@@ -182,8 +188,8 @@ class _Run:
         self.outcome.usage, self.outcome.cost_usd = usage.as_dict(), usage.cost
         span = records.model_call_span(step=step, request=request, response=response,
                                        started=started, ended=time.time())
-        if repairs:  # output.content is the turn as stored and sent back; these say what changed
-            span["output"]["repairs"] = repairs
+        if repairs:  # the span's output is the turn as stored and sent back; these say what changed
+            span["attributes"]["triage_agent.repairs"] = list(repairs)
         self.trace(span)
 
     def check_cost(self):
@@ -220,7 +226,7 @@ class _Run:
         name, arguments = (entry["name"] if entry else use["name"]), use.get("input")
         self.say(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
         if entry and entry["kind"] == "report":
-            return self.write_report(use, arguments, step, last)
+            return self.traced(use, step, lambda: self.write_report(use, arguments, step, last))
         if last and entry:
             return self.refuse(step, use, rules.Decision("not_run_last", prompts.NOT_RUN_LAST))
         decision, arguments, filled = rules.check_call(
@@ -232,8 +238,18 @@ class _Run:
                 self.final = True
             return self.refuse(step, use, decision)
         if entry["kind"] == "propose":
-            return self.propose(use, arguments, step)
+            return self.traced(use, step, lambda: self.propose(use, arguments, step))
         return self.execute(use, entry, arguments, step, filled)
+
+    def traced(self, use, step, run):
+        """Run one of the loop's own tools (propose_action, write_report) inside its span."""
+        started = time.time()
+        text, is_error = run()
+        self.trace(records.tool_span(step=step, name=use["name"], call_id=use["id"],
+                                     arguments=use.get("input"), text=text, is_error=is_error,
+                                     started=started, ended=time.time(), via_mcp=False,
+                                     decision=self.last_decision))
+        return text, is_error
 
     def refuse(self, step, use, decision):
         is_error = decision.decision != "duplicate"
@@ -263,7 +279,7 @@ class _Run:
         self.audit(step, use, "executed", is_error, text, **({"filled": filled} if filled else {}))
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
                                      arguments=arguments, text=text, is_error=is_error,
-                                     started=started, ended=time.time()))
+                                     started=started, ended=time.time(), decision="executed"))
         return text, is_error
 
     def propose(self, use, arguments, step):
@@ -319,6 +335,7 @@ class _Run:
             pass
 
     def audit(self, step, use, decision, is_error, text, **extra):
+        self.last_decision = decision   # the span of the same call carries it too
         entry = self.toolset.by_api_name.get(use["name"])
         arguments = use.get("input")
         if entry and entry["kind"] == "report" and isinstance(arguments, dict):
