@@ -12,12 +12,12 @@ Every figure stands next to its unit, measured in the same run against the same 
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 from fixtures.kube_sim import start_sim
-from tests.bench_agent import replay_wall
-from tests.test_server_support import ServerProcess
+from tests.test_server_support import ROOT, ServerProcess
 
 RUNS = 5
 CRASHLOOP_CALLS = [
@@ -28,33 +28,29 @@ CRASHLOOP_CALLS = [
 ]
 
 
-def kubectl_unit(sim, namespace, runs=RUNS):
-    """Median seconds of one `kubectl get pods -n NAMESPACE -o json` process."""
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(["kubectl", f"--kubeconfig={sim.kubeconfig}", "get", "pods", "-n", namespace,
-                        "-o", "json"], capture_output=True, timeout=120, check=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def kubectl_once(sim, namespace):
+    """Seconds of one `kubectl get pods -n NAMESPACE -o json` process: the unit."""
+    started = time.perf_counter()
+    subprocess.run(["kubectl", f"--kubeconfig={sim.kubeconfig}", "get", "pods", "-n", namespace,
+                    "-o", "json"], capture_output=True, timeout=120, check=True)
+    return time.perf_counter() - started
 
 
-def tool_calls(sim, namespace, calls, runs=RUNS):
-    """({tool: median warm seconds}, {tool: seconds of its first call}) in one server per run."""
-    warm, first = {name: [] for name, _ in calls}, {}
-    for run in range(runs):
-        server = ServerProcess("--allow-namespaces", namespace, "--kubeconfig", sim.kubeconfig, "--quiet")
-        server.initialize()
-        for name, arguments in calls * 2:  # the first round of the first run starts the proxy
-            started = time.perf_counter()
-            server.call(name, arguments, timeout=120)
-            seconds = time.perf_counter() - started
-            if run == 0 and name not in first:
-                first[name] = seconds
-            else:
-                warm[name].append(seconds)
-        server.close()
-    return {name: statistics.median(values) for name, values in warm.items()}, first
+def timed_call(server, name, arguments):
+    started = time.perf_counter()
+    text, _ = server.call(name, arguments, timeout=120)
+    return time.perf_counter() - started, text
+
+
+def paired(measure, unit):
+    """RUNS rounds of (unit, figure), interleaved so that both see the same machine load ->
+    (median unit seconds, median figure seconds, median of the per-round ratios)."""
+    units, figures = [], []
+    for _ in range(RUNS):
+        units.append(unit())
+        figures.append(measure())
+    ratio = statistics.median(f / u for f, u in zip(figures, units))
+    return statistics.median(units), statistics.median(figures), ratio
 
 
 def _hwm_kb(pid):
@@ -65,21 +61,6 @@ def _hwm_kb(pid):
 def _children(pid):
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
-
-
-def large_get_pods(sim):
-    """(cold seconds, warm median seconds, peak MB of server + children, digest bytes)."""
-    server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet")
-    server.initialize()
-    times = []
-    for _ in range(RUNS + 1):
-        started = time.perf_counter()
-        text, _ = server.call("get_pods", {"namespace": "bulk"}, timeout=120)
-        times.append(time.perf_counter() - started)
-    pids = [server.proc.pid, *_children(server.proc.pid)]
-    peak_mb = sum(_hwm_kb(pid) for pid in pids) / 1024
-    server.close()
-    return times[0], statistics.median(times[1:]), peak_mb, len(text.encode()), len(pids)
 
 
 def main():
@@ -97,34 +78,59 @@ def main():
                 os.environ["KUBECACHEDIR"] = saved
 
 
-def _units(seconds, unit):
-    return f"{seconds * 1000:7.1f} ms = {seconds / unit:5.2f} units"
+def _line(what, unit, figure, ratio, target=""):
+    print(f"{what:<40} {figure * 1000:8.1f} ms  {ratio:5.2f} units (unit {unit * 1000:.0f} ms){target}")
 
 
 def print_crashloop_figures():
-    with tempfile.TemporaryDirectory() as workdir, start_sim("crashloop") as sim:
-        unit = kubectl_unit(sim, "prod")
-        wall, in_tools = replay_wall(sim, workdir)
-        warm, first = tool_calls(sim, "prod", CRASHLOOP_CALLS)
-    print(f"unit: one `kubectl get pods -n prod -o json` = {unit * 1000:.1f} ms (median of {RUNS})")
-    print(f"crashloop replay end to end:         {_units(wall, unit)}  (target <= 5 units;"
-          f" {in_tools * 1000:.0f} ms in tool calls)")
-    for name, _ in CRASHLOOP_CALLS:
-        print(f"  {name + ' (warm)':<26}         {_units(warm[name], unit)}  (target <= 0.5)")
-    for name, seconds in first.items():
-        print(f"  {name + ' (first call)':<26}         {_units(seconds, unit)}")
+    """The replay end to end and each of its tool calls, warm and first, against kube_sim."""
+    with start_sim("crashloop") as sim:
+        unit = lambda: kubectl_once(sim, "prod")  # noqa: E731
+        print(f"## crashloop; unit: one `kubectl get pods -n prod -o json`; medians of {RUNS} rounds,"
+              " unit and figure interleaved")
+        _line("replay end to end (CLI, server, proxy)", *paired(lambda: replay_once(sim), unit),
+              "  target <= 5")
+        server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server.initialize()
+        for name, arguments in CRASHLOOP_CALLS:  # the first call waits for the proxy to start
+            first, _ = timed_call(server, name, arguments)
+            one = unit()
+            _line(f"{name} (first call of a server)" if name == "get_pods" else f"{name} (first)",
+                  one, first, first / one)
+        for name, arguments in CRASHLOOP_CALLS:
+            _line(f"{name} (warm)", *paired(lambda: timed_call(server, name, arguments)[0], unit),
+                  "  target <= 0.5")
+        server.close()
+
+
+def replay_once(sim):
+    """Wall seconds of one crashloop replay through the CLI: start to exit, report written."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "triage_agent", "checkout pods in prod keep restarting",
+                    "--namespaces", "prod", "--replay", str(ROOT / "fixtures/replay/crashloop.json"),
+                    "--kubeconfig", sim.kubeconfig, "--json"], cwd=ROOT, capture_output=True,
+                   timeout=120, check=True,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")})
+    return time.perf_counter() - started
 
 
 def print_large_figures():
+    """get_pods on the 2,000-pod namespace next to kubectl on it, and the peak memory."""
     with start_sim("large") as sim:
-        unit = kubectl_unit(sim, "bulk")
-        cold, warm, peak_mb, size, processes = large_get_pods(sim)
-    print(f"unit: one `kubectl get pods -n bulk -o json` (2,000 pods) = {unit * 1000:.0f} ms"
-          f" (median of {RUNS})")
-    print(f"get_pods bulk (warm):                {_units(warm, unit)}  (target <= 0.25)")
-    print(f"get_pods bulk (first call):          {_units(cold, unit)}")
-    print(f"peak memory, server + children ({processes} processes): {peak_mb:.0f} MB (target <= 100 MB);"
-          f" digest {size:,} bytes")
+        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server.initialize()
+        print("## large, namespace bulk (2,000 pods); unit: one `kubectl get pods -n bulk -o json`")
+        first, text = timed_call(server, "get_pods", {"namespace": "bulk"})
+        unit = lambda: kubectl_once(sim, "bulk")  # noqa: E731
+        one = unit()
+        _line("get_pods bulk (first call of a server)", one, first, first / one)
+        _line("get_pods bulk (warm)", *paired(lambda: timed_call(server, "get_pods", {"namespace": "bulk"})[0],
+                                              unit), "  target <= 0.25")
+        pids = [server.proc.pid, *_children(server.proc.pid)]
+        peak_mb = sum(_hwm_kb(pid) for pid in pids) / 1024
+        server.close()
+    print(f"peak memory, server + its {len(pids) - 1} child(ren), sum of high-water marks:"
+          f" {peak_mb:.0f} MB (target <= 100 MB); digest {len(text.encode()):,} bytes")
 
 
 if __name__ == "__main__":
