@@ -1,13 +1,11 @@
-"""Tool table and argument checks: every hostile value is refused before any kubectl runs."""
+"""Tool table, registry and argument checks: every hostile value is refused before any read."""
 
 from types import SimpleNamespace
 
 import pytest
 
 from mcp_kubectl_server.reader import ReadError
-from mcp_kubectl_server.registry import collect, run_tool
-
-from mcp_kubectl_server.registry import load
+from mcp_kubectl_server.registry import collect, load, run_tool
 from mcp_kubectl_server.tools import ANNOTATIONS, NAMESPACE, Tool, check_arguments, check_scope
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
 
