@@ -113,9 +113,16 @@ def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
+def settled(server, sim):
+    """The request count once the proxy is up: the server starts it without waiting, so its own
+    start-up requests could otherwise land after a test took its count."""
+    assert not server.call("get_quotas", {"namespace": "prod"})[1]
+    return len(sim.requests)
+
+
 def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(serve, namespace):
     server, sim = serve("missing-secret")
-    before = len(sim.requests)
+    before = settled(server, sim)
     for tool, extra in NEW_TOOLS.items():
         text, is_error = server.call(tool, dict(extra, namespace=namespace))
         assert is_error and text.startswith(f"namespace '{namespace}' is outside this server's scope"), text
@@ -134,7 +141,7 @@ def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading
 ])
 def test_bad_arguments_are_refused_with_field_messages(serve, tool, arguments, message):
     server, sim = serve("missing-secret")
-    before = len(sim.requests)
+    before = settled(server, sim)
     text, is_error = server.call(tool, arguments)
     assert is_error and message in text, text
     assert len(sim.requests) == before
