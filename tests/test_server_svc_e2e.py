@@ -112,7 +112,6 @@ def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
     assert server.close() == 0
 
 
-@pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
 def settled(server, sim):
     """The request count once the proxy is up: the server starts it without waiting, so its own
     start-up requests could otherwise land after a test took its count."""
@@ -120,6 +119,7 @@ def settled(server, sim):
     return len(sim.requests)
 
 
+@pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
 def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(serve, namespace):
     server, sim = serve("missing-secret")
     before = settled(server, sim)
