@@ -17,6 +17,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fixtures.http_thread import ServerThread
+
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
                        "properties", "required", "additionalProperties", "items", "minItems",
                        "format"}
@@ -169,15 +171,14 @@ class FakeMessagesApi:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.serving = ServerThread(self.server, name="fake-messages-api")
 
     def __enter__(self):
-        self.thread.start()
+        self.serving.start()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serving.stop()
 
     def _send(self, handler, status, body, headers=None):
         data = json.dumps(body).encode()
