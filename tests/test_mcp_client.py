@@ -188,14 +188,14 @@ def test_minimal_environment_by_default(make, monkeypatch):
 
 
 def test_close_terminates_a_server_that_ignores_end_of_input(make):
-    client = make("--ignore-eof", close_timeout=0.5).start()
+    client = make("--ignore-eof", close_timeout=0.2).start()
     proc = client._proc
     client.close()
     assert proc.poll() is not None
 
 
 def test_close_kills_a_server_that_ignores_sigterm(make):
-    client = make("--ignore-eof", "--ignore-term", close_timeout=0.5).start()
+    client = make("--ignore-eof", "--ignore-term", close_timeout=0.2).start()
     proc = client._proc
     client.close()
     assert proc.poll() == -9

@@ -48,12 +48,13 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     marker = tmp_path / "child.pid"
     script = tmp_path / "hang"
     # A kubectl that starts a grandchild holding the pipes open, then hangs.
-    script.write_text(f"#!{sys.executable}\nimport subprocess, sys, time\n"
+    script.write_text(f"#!{sys.executable} -S\nimport subprocess, sys, time\n"
                       f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
                       f"open({str(marker)!r}, 'w').write(str(p.pid))\ntime.sleep(60)\n")
     script.chmod(0o755)
-    result = Kubectl(str(script), timeout=1.0).run("get", ["pods"])
-    assert "timed out after 1s and was stopped" in result.error
+    # 0.5 s: room for the script (a Python start) to have started its grandchild on a loaded machine.
+    result = Kubectl(str(script), timeout=0.5).run("get", ["pods"])
+    assert "timed out after 0.5s and was stopped" in result.error
     child = int(marker.read_text())
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and _alive(child):
@@ -75,9 +76,9 @@ def _alive(pid):
 
 def test_runs_of_one_call_share_one_timeout(tmp_path):
     rec = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120}])
-    bounded = Kubectl(rec.path, timeout=1.0).for_one_call()
-    assert "timed out after 1s" in bounded.run("get", ["pods"]).error
-    assert "timed out after 1s" in bounded.run("get", ["events"]).error  # the budget is spent: not started
+    bounded = Kubectl(rec.path, timeout=0.3).for_one_call()
+    assert "timed out after 0.3s" in bounded.run("get", ["pods"]).error
+    assert "timed out after 0.3s" in bounded.run("get", ["events"]).error  # the budget is spent: not started
     assert rec.calls() == [["get", "pods"]]
 
 

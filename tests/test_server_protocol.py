@@ -19,21 +19,41 @@ LOGS = ("2026-11-29T11:58:40Z INFO connecting with DB_PASSWORD=hunter2-prod\n"
         "2026-11-29T11:58:49Z FATAL: required environment variable PAYMENT_API_URL is not set\n")
 
 
-@pytest.fixture
-def kubectl(tmp_path):
-    return recording_kubectl(tmp_path, [
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One server process and its recording kubectl for every test of this module that uses the
+    `server` fixture; starting a process per test cost most of this module's time."""
+    state = {"kubectl": recording_kubectl(tmp_path_factory.mktemp("kubectl"), [
         {"match": "get pods", "stdout": POD_LIST},
         {"match": "logs", "stdout": LOGS},
         {"match": "get events", "stdout": json.dumps({"items": []})},
-    ])
+    ]), "server": None}
+    yield state
+    if state["server"] is not None and state["server"].proc.poll() is None:
+        state["server"].close()
 
 
 @pytest.fixture
-def server(kubectl):
-    proc = ServerProcess("--allow-namespaces", "default,prod", "--kubectl", kubectl.path, "--timeout", "10")
+def kubectl(shared):
+    """The shared recording kubectl; calls() lists only the calls made during this test."""
+    return shared["kubectl"].from_here()
+
+
+@pytest.fixture
+def server(shared):
+    """The shared server; a test that ends it (EOF) or leaves a reply unread gets it replaced,
+    so the next test starts with a live server whose very next reply is its own."""
+    if shared["server"] is None:
+        shared["server"] = ServerProcess("--allow-namespaces", "default,prod", "--kubectl",
+                                         shared["kubectl"].path, "--timeout", "10")
+    proc = shared["server"]
     yield proc
+    if proc.proc.poll() is None and proc.next_reply_is_for("between-tests"):
+        return
+    shared["server"] = None
     if proc.proc.poll() is None:
-        proc.close()
+        proc.proc.kill()
+        proc.proc.wait(timeout=5)
 
 
 @pytest.mark.parametrize("asked, answered", [
@@ -141,7 +161,7 @@ def test_many_requests_written_at_once_each_get_one_reply(server, kubectl):
 
 
 def test_stdin_closed_mid_request_and_mid_line(tmp_path):
-    slow = recording_kubectl(tmp_path, [{"match": "get", "sleep": 1, "stdout": POD_LIST}])
+    slow = recording_kubectl(tmp_path, [{"match": "get", "sleep": 0.3, "stdout": POD_LIST}])
     server = ServerProcess("--allow-namespaces", "prod", "--kubectl", slow.path, "--quiet")
     server.initialize()
     server.send({"jsonrpc": "2.0", "id": "running", "method": "tools/call",
@@ -320,10 +340,10 @@ def test_missing_kubectl_and_hanging_kubectl(tmp_path):
     assert is_error and text.startswith("kubectl is not installed or not found")
     gone.close()
     hang = recording_kubectl(tmp_path, [{"match": "get", "sleep": 120}])
-    slow = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "1", "--quiet")
+    slow = ServerProcess("--allow-namespaces", "prod", "--kubectl", hang.path, "--timeout", "0.3", "--quiet")
     slow.initialize()
     text, is_error = slow.call("get_pods", {"namespace": "prod"}, timeout=30)
-    assert is_error and text.startswith("kubectl timed out after 1s and was stopped")
+    assert is_error and text.startswith("kubectl timed out after 0.3s and was stopped")
     assert slow.close() == 0
 
 
@@ -347,12 +367,13 @@ def test_describe_pod_stays_within_one_timeout(tmp_path):
     slow = recording_kubectl(tmp_path, [{"match": "get pod/", "stdout": json.dumps(pod)},
                                         {"match": "get replicaset/", "sleep": 120},
                                         {"match": "get events", "stdout": json.dumps({"items": []})}])
-    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", slow.path, "--timeout", "2", "--quiet")
+    # 0.5 s: room for the first kubectl (a Python start) to answer on a loaded machine.
+    server = ServerProcess("--allow-namespaces", "prod", "--kubectl", slow.path, "--timeout", "0.5", "--quiet")
     server.initialize()
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "checkout-1"})
     assert not is_error
-    assert "owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: kubectl timed out after 2s" in text
-    assert "Warning EventsUnavailable Pod/checkout-1 count=1: kubectl timed out after 2s" in text
+    assert "owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: kubectl timed out after 0.5s" in text
+    assert "Warning EventsUnavailable Pod/checkout-1 count=1: kubectl timed out after 0.5s" in text
     assert [argv[1] for argv in slow.calls()] == ["pod/checkout-1", "replicaset/checkout-6f8d9c7b5d"]
     assert server.close() == 0
 
