@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from .kubectl import Kubectl
-from .server import Server
+from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -43,8 +43,15 @@ def parse_args(argv):
     return args
 
 
+def protocol_line():
+    """Which MCP revisions this server speaks on stdio, for --check."""
+    return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
+            f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
+
+
 def check(kubectl):
     """Health check: can kubectl reach the cluster with these settings?"""
+    print(protocol_line(), file=sys.stderr)
     result = kubectl.run("version", ["--output=json"])
     print(result.stdout.decode("utf-8", "replace").strip() or result.error, file=sys.stderr)
     return 0 if result.ok else 1

@@ -1,16 +1,32 @@
-"""MCP over stdio: newline-delimited JSON-RPC 2.0 framing, lifecycle and method dispatch.
+"""MCP over stdio: newline-delimited JSON-RPC 2.0 framing, both protocol eras, method dispatch.
+
+Handshake revisions (2025-11-25 back to 2024-11-05):
 
     client                                   server
     initialize {protocolVersion}      ->     <- {protocolVersion, capabilities{tools}, serverInfo}
     notifications/initialized         ->     (no reply: notifications never get one)
     ping | tools/list | tools/call    ->     <- result | error
+
+Revision 2026-07-28, stateless: no handshake, each request carries its own `_meta`:
+
+    server/discover {_meta}           ->     <- {resultType, supportedVersions, capabilities,
+                                                 instructions, ttlMs, cacheScope, _meta{serverInfo}}
+    tools/list | tools/call {_meta}   ->     <- {resultType: complete, ..., _meta{serverInfo}}
+    _meta naming another version      ->     <- -32022 {data: {supported, requested}}
+    _meta without clientCapabilities  ->     <- -32602
+
+Both eras are served on the same stream: a request whose params carry
+`_meta["io.modelcontextprotocol/protocolVersion"]` (and every server/discover) is answered
+statelessly, anything else as the handshake revisions answer it.
+
     notifications/cancelled {requestId} ->   the running kubectl is killed, no reply is sent
     EOF on stdin                      ->     exit 0
 
 A reader thread turns stdin lines into messages (so a cancellation is seen while kubectl runs);
 the main thread answers them in order. stdout carries protocol messages only. Bad lines become
 JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -32601 unknown method,
--32602 bad params or unknown tool); tool failures are results with isError true.
+-32602 bad params or unknown tool), with the request id whenever it could be read; tool failures
+are results with isError true.
 """
 
 import json
@@ -25,10 +41,18 @@ from .kubectl import CancelledError
 from .redact import redact
 from .tools import TOOLS, check_arguments, check_scope
 
-PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # handshake era
+MODERN_VERSIONS = ("2026-07-28",)  # stateless: per-request _meta, server/discover
+SUPPORTED_VERSIONS = MODERN_VERSIONS + PROTOCOL_VERSIONS
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+UNSUPPORTED_VERSION = -32022
+TOOLS_TTL_MS = 3_600_000  # the tool list never changes while a server process runs
 MAX_LINE_BYTES = 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
     -32700, -32600, -32601, -32602, -32603)
+SERVER_INFO = {"name": "mcp-kubectl-server", "title": "Read-only kubectl", "version": __version__}
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
                 "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
                 "Nothing here can change the cluster.")
@@ -36,9 +60,9 @@ _EOF = object()
 
 
 class RpcError(Exception):
-    def __init__(self, code, message):
+    def __init__(self, code, message, data=None):
         super().__init__(message)
-        self.code = code
+        self.code, self.data = code, data
 
 
 class Cancellations:
@@ -124,6 +148,7 @@ class Server:
         self.quiet = quiet
         self.cancellations = Cancellations()
         self.methods = {"initialize": self.initialize, "ping": lambda params, request_id: {},
+                        "server/discover": self.discover,
                         "tools/list": self.tools_list, "tools/call": self.tools_call}
 
     def serve(self):
@@ -156,12 +181,15 @@ class Server:
         if isinstance(message, list):
             return _error(None, INVALID_REQUEST, "batch arrays are not supported: send one JSON-RPC"
                                                  " object per line")
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error(None, INVALID_REQUEST, 'not a JSON-RPC 2.0 object (need "jsonrpc": "2.0")')
+        if not isinstance(message, dict):
+            return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object")
+        if message.get("jsonrpc") != "2.0":
+            return _error(_readable_id(message), INVALID_REQUEST,
+                          'not a JSON-RPC 2.0 object (need "jsonrpc": "2.0")')
         if "method" not in message:
             if "result" in message or "error" in message:
                 return None  # a response to a request we never send: ignore it
-            return _error(None, INVALID_REQUEST, "a request needs a method")
+            return _error(_readable_id(message), INVALID_REQUEST, "a request needs a method")
         method, has_id = message["method"], "id" in message
         if has_id and not _valid_id(message["id"]):
             return _error(None, INVALID_REQUEST, "id must be a string or an integer")
@@ -171,14 +199,18 @@ class Server:
             return None  # notifications (initialized, cancelled, unknown ones) never get a reply
         request_id = message["id"]
         try:
-            params = message.get("params") or {}
+            params = message.get("params", {})
             if not isinstance(params, dict):
                 raise RpcError(INVALID_PARAMS, "params must be an object")
             if method not in self.methods:
                 raise RpcError(METHOD_NOT_FOUND, f"method not found: {method[:100]}")
-            return {"jsonrpc": "2.0", "id": request_id, "result": self.methods[method](params, request_id)}
+            modern = _modern_request(method, params)
+            result = self.methods[method](params, request_id)
+            if modern:
+                result = dict(result, resultType="complete", _meta={META_SERVER_INFO: SERVER_INFO})
+            return {"jsonrpc": "2.0", "id": request_id, "result": result}
         except RpcError as exc:
-            return _error(request_id, exc.code, str(exc))
+            return _error(request_id, exc.code, str(exc), exc.data)
         except CancelledError:
             return None
         except Exception as exc:  # a bug must cost one request, never the server
@@ -189,15 +221,21 @@ class Server:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "mcp-kubectl-server", "title": "Read-only kubectl",
-                               "version": __version__},
-                "instructions": INSTRUCTIONS}
+                "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
+
+    def discover(self, params, request_id):
+        return {"supportedVersions": list(SUPPORTED_VERSIONS),
+                "capabilities": {"tools": {"listChanged": False}},
+                "instructions": INSTRUCTIONS, "ttlMs": TOOLS_TTL_MS, "cacheScope": "public"}
 
     def tools_list(self, params, request_id):
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
-        return {"tools": [tool.definition(self.allowed) for tool in TOOLS.values()]}
+        result = {"tools": [tool.definition(self.allowed) for tool in TOOLS.values()]}
+        if _modern_request("tools/list", params):
+            result.update(ttlMs=TOOLS_TTL_MS, cacheScope="public")
+        return result
 
     def tools_call(self, params, request_id):
         name, arguments = params.get("name"), params.get("arguments", {})
@@ -230,5 +268,30 @@ class Server:
               f" bytes={size} ms={round(seconds * 1000)}", file=self.stderr, flush=True)
 
 
-def _error(request_id, code, message):
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def _modern_request(method, params):
+    """True for a request of the stateless revision (its version checked); RpcError for one
+    whose _meta names a version this server does not serve or lacks what the revision requires."""
+    meta = params.get("_meta")
+    version = meta.get(META_VERSION) if isinstance(meta, dict) else None
+    if version is None and method != "server/discover":
+        return False
+    if not isinstance(version, str):
+        raise RpcError(INVALID_PARAMS, f"params._meta[{META_VERSION!r}] is required (a string)")
+    if version not in MODERN_VERSIONS:
+        raise RpcError(UNSUPPORTED_VERSION, "Unsupported protocol version",
+                       {"supported": list(SUPPORTED_VERSIONS), "requested": version[:100]})
+    if not isinstance(meta.get(META_CAPABILITIES), dict):
+        raise RpcError(INVALID_PARAMS, f"params._meta[{META_CAPABILITIES!r}] is required (an object)")
+    return True
+
+
+def _readable_id(message):
+    request_id = message.get("id")
+    return request_id if _valid_id(request_id) else None
+
+
+def _error(request_id, code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

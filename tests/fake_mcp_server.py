@@ -3,6 +3,7 @@
     python fake_mcp_server.py [--pages N] [--noise] [--offer VERSION] [--die-at-start]
                               [--ignore-eof] [--ignore-term] [--marker FILE [--die-from N]]
                               [--read-only TOOL,...] [--rename TOOL=NAME ...]
+                              [--modern VERSION,... [--ttl-ms N] [--input-required]]
 
 Tools: echo (text of its arguments), mixed (text + image + audio + resource blocks), fail
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
@@ -10,6 +11,12 @@ the answers), hang (never answers), seen (the notifications received so far), en
 environment names), quit (answers, then exits), crash (exits without answering).
 No tool is annotated unless --read-only names it (readOnlyHint true); --rename lists a tool under
 another name (dotted, too long for the API, or shadowing a built-in) and answers calls to it.
+
+--modern makes it a server of the stateless revision only, serving the versions named: it
+answers server/discover, rejects initialize and any request whose _meta names another version
+with -32022 (the supported list in its data), puts resultType on every result and ttlMs (default
+0) on tools/list, and notes each tools/list on stderr. --input-required answers tools/call with an
+interim input_required result, which this project's client does not take.
 """
 
 import argparse
@@ -27,8 +34,19 @@ def send(message):
     sys.stdout.flush()
 
 
+MODERN = []  # the stateless versions served; empty: a handshake-era server
+
+
 def result(request_id, value):
+    if MODERN and isinstance(value, dict):
+        value = dict(value, resultType=value.get("resultType", "complete"))
     send({"jsonrpc": "2.0", "id": request_id, "result": value})
+
+
+def unsupported(request_id, requested):
+    send({"jsonrpc": "2.0", "id": request_id, "error": {
+        "code": -32022, "message": "Unsupported protocol version",
+        "data": {"supported": MODERN, "requested": requested}}})
 
 
 def text(request_id, body, is_error=False):
@@ -59,7 +77,12 @@ class Server:
                                   "params": message.get("params")})
                 continue
             handler = getattr(self, "do_" + message["method"].replace("/", "_"), None)
-            if handler is None:
+            meta = (message.get("params") or {}).get("_meta") or {}
+            requested = meta.get("io.modelcontextprotocol/protocolVersion")
+            if MODERN and (message["method"] == "initialize" or requested not in MODERN):
+                unsupported(message["id"], requested or (message.get("params") or {}).get(
+                    "protocolVersion"))
+            elif handler is None:
                 send({"jsonrpc": "2.0", "id": message["id"],
                       "error": {"code": -32601, "message": "no such method"}})
             else:
@@ -77,7 +100,18 @@ class Server:
                      "capabilities": {"tools": {}},
                      "serverInfo": {"name": "fake-mcp", "version": "0.0.1"}})
 
+    def do_server_discover(self, rid, params):
+        if not MODERN:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+            return
+        result(rid, {"supportedVersions": MODERN, "capabilities": {"tools": {}},
+                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-modern",
+                                                                       "version": "0.0.2"}},
+                     "ttlMs": self.opts.ttl_ms, "cacheScope": "public"})
+
     def do_tools_list(self, rid, params):
+        if MODERN:
+            print("tools/list served", file=sys.stderr, flush=True)
         size = max(1, -(-len(TOOLS) // self.opts.pages))
         start = int(params.get("cursor") or 0)
         page = {"tools": [self.definition(n) for n in TOOLS[start:start + size]]}
@@ -86,6 +120,8 @@ class Server:
         if self.opts.noise:
             print("", flush=True)
             print("[1, 2, 3] <- still not a message", flush=True)
+        if MODERN:
+            page.update(ttlMs=self.opts.ttl_ms, cacheScope="public")
         result(rid, page)
 
     def definition(self, name):
@@ -98,7 +134,9 @@ class Server:
     def do_tools_call(self, rid, params):
         name, args = params.get("name"), params.get("arguments")
         name = {listed: real for real, listed in self.opts.names.items()}.get(name, name)
-        if name == "echo":
+        if self.opts.input_required:
+            result(rid, {"resultType": "input_required", "inputRequests": {}})
+        elif name == "echo":
             text(rid, json.dumps(args, sort_keys=True))
         elif name == "mixed":
             result(rid, {"content": [
@@ -115,6 +153,8 @@ class Server:
                   "error": {"code": -32602, "message": "unknown tool: rpc_error"}})
         elif name == "probe":
             self.probe(rid)
+        elif name == "ping_later":
+            self.ping_later(rid)
         elif name == "seen":
             text(rid, json.dumps(self.seen))
         elif name == "env":
@@ -126,6 +166,16 @@ class Server:
             print("panic: the fake server crashed on purpose", file=sys.stderr, flush=True)
             os._exit(70)
         # "hang": no answer at all
+
+    def ping_later(self, rid):
+        """Answer, then ping the now idle client and wait for its answer before reading on."""
+        text(rid, "pinging")
+        send({"jsonrpc": "2.0", "id": "s-idle-ping", "method": "ping"})
+        message = self.read()
+        if message is not None and message.get("id") == "s-idle-ping" and "result" in message:
+            print("pong received", file=sys.stderr, flush=True)
+        else:
+            print(f"no pong, got {message!r}", file=sys.stderr, flush=True)
 
     def probe(self, rid):
         send({"jsonrpc": "2.0", "id": "s-ping", "method": "ping"})
@@ -152,7 +202,11 @@ def main():
     parser.add_argument("--die-from", type=int, help="die at start from the Nth start on")
     parser.add_argument("--read-only", default="", help="tools annotated readOnlyHint: true")
     parser.add_argument("--rename", action="append", default=[], metavar="TOOL=NAME")
+    parser.add_argument("--modern", default="", help="stateless versions served, comma-separated")
+    parser.add_argument("--ttl-ms", type=int, default=0)
+    parser.add_argument("--input-required", action="store_true")
     opts = parser.parse_args()
+    MODERN.extend(filter(None, opts.modern.split(",")))
     opts.read_only = set(filter(None, opts.read_only.split(",")))
     opts.names = dict(pair.split("=", 1) for pair in opts.rename)
     if opts.marker:

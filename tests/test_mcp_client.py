@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from triage_agent.mcp_client import PROTOCOL_VERSION, McpError, McpStdioClient
+from triage_agent import mcp_client
+from triage_agent.mcp_client import MODERN_VERSION, PROTOCOL_VERSION, McpError, McpStdioClient
 
 FAKE = str(Path(__file__).with_name("fake_mcp_server.py"))
 ALL_TOOLS = ["echo", "mixed", "fail", "rpc_error", "probe", "hang", "seen", "env", "quit",
@@ -53,7 +54,7 @@ def test_context_manager_starts_and_closes(make):
     client = make()
     with client:
         assert client.call("echo", {"a": 1}) == ('{"a": 1}', False)
-    proc_gone = client._proc is None
+    proc_gone = client.process is None
     assert proc_gone
     with pytest.raises(McpError, match="closed"):
         client.call("echo", {})
@@ -63,8 +64,8 @@ def test_a_second_start_keeps_the_running_server(make, tmp_path):
     marker = tmp_path / "starts"
     client = make("--marker", str(marker))
     with client:
-        first = client._proc
-        assert client.start() is client and client._proc is first
+        first = client.process
+        assert client.start() is client and client.process is first
         assert client.call("echo", {"n": 1}) == ('{"n": 1}', False)
     assert marker.read_text().count("start") == 1 and first.poll() is not None
 
@@ -97,7 +98,7 @@ def test_unsupported_version_is_refused_naming_both(make):
     with pytest.raises(McpError) as caught:
         client.start()
     assert "2099-01-01" in str(caught.value) and "2025-11-25" in str(caught.value)
-    assert client._proc is None
+    assert client.process is None
 
 
 def test_server_that_dies_at_start_is_an_error_with_its_stderr(make):
@@ -164,7 +165,7 @@ def test_server_gone_between_calls_is_restarted_before_the_call(make, tmp_path):
     marker = tmp_path / "starts"
     client = make("--marker", str(marker)).start()
     assert client.call("quit", {}) == ("bye", False)
-    wait_for_exit(client._proc)
+    wait_for_exit(client.process)
     assert client.call("echo", {"n": 2}) == ('{"n": 2}', False)
     assert client.restarts == 1 and marker.read_text().count("start") == 2
 
@@ -189,14 +190,14 @@ def test_minimal_environment_by_default(make, monkeypatch):
 
 def test_close_terminates_a_server_that_ignores_end_of_input(make):
     client = make("--ignore-eof", close_timeout=0.2).start()
-    proc = client._proc
+    proc = client.process
     client.close()
     assert proc.poll() is not None
 
 
 def test_close_kills_a_server_that_ignores_sigterm(make):
     client = make("--ignore-eof", "--ignore-term", close_timeout=0.2).start()
-    proc = client._proc
+    proc = client.process
     client.close()
     assert proc.poll() == -9
     client.close()  # idempotent
@@ -205,12 +206,18 @@ def test_close_kills_a_server_that_ignores_sigterm(make):
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_against_the_real_kubectl_server_and_kube_sim(kube_sim):
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_against_the_real_kubectl_server_and_kube_sim(kube_sim, monkeypatch, era):
+    if era == "handshake":  # a client that never probes: the server's handshake era still works
+        monkeypatch.setattr(McpStdioClient, "_probe", lambda self: (_ for _ in ()).throw(
+            mcp_client._Legacy()))
     sim = kube_sim("crashloop")
     argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod",
             "--kubeconfig", sim.kubeconfig, "--quiet"]
     with McpStdioClient(argv, cwd=str(ROOT), call_timeout=30, start_timeout=30) as client:
-        assert client.protocol_version == PROTOCOL_VERSION
+        assert client.era == era
+        assert client.protocol_version == (MODERN_VERSION if era == "modern" else PROTOCOL_VERSION)
+        assert client.server_info["name"] == "mcp-kubectl-server"
         tools = {t["name"]: t for t in client.list()}
         assert {"get_pods", "describe_pod", "get_events", "get_logs"} <= set(tools)
         assert all(t.get("annotations", {}).get("readOnlyHint") is True for t in tools.values())

@@ -104,7 +104,7 @@ def test_bad_lines_get_errors_and_server_survives(server, line, code):
     assert server.request("ping")["result"] == {}
 
 
-@pytest.mark.parametrize("method", ["server/discover", "resources/list", "prompts/list", "tasks/list",
+@pytest.mark.parametrize("method", ["resources/list", "prompts/list", "tasks/list",
                                     "logging/setLevel", "completion/complete", "x" * 5000])
 def test_unknown_methods_are_method_not_found(server, method):
     server.initialize()

@@ -222,6 +222,7 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         return 4
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
+    print(f"triage-agent: {server_line(tools)}", file=stderr)
     try:
         outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
     finally:
@@ -232,6 +233,15 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
     return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+
+
+def server_line(client):
+    """Which server answered and in which MCP era, for the operator's first look."""
+    info = client.server_info or {}
+    name = terminal.printable(f"{info.get('name', '?')} {info.get('version', '')}".strip(),
+                              keep_newlines=False)[:80]
+    era = "stateless" if client.era == "modern" else "initialize handshake"
+    return f"MCP server {name}, protocol {client.protocol_version} ({era})"
 
 
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
