@@ -2,8 +2,8 @@
 
 `TOOLS` maps a tool name to a `Tool` (MCP definition + its argument fields). `check_arguments`
 returns field-level messages the model can act on, `check_scope` refuses namespaces outside the
-allow-list; handlers.py runs the checked call. Every tool
-is annotated read-only, non-destructive, idempotent and closed-world, because the annotation
+allow-list; handlers.py runs the checked call. Definitions do not depend on the allow-list. Every
+tool is annotated read-only, non-destructive, idempotent and closed-world, because the annotation
 defaults in MCP are the unsafe ones.
 """
 
@@ -30,10 +30,12 @@ class Tool:
     properties: dict
     required: tuple
 
-    def definition(self, allowed_namespaces):
-        """The tools/list entry; the allowed namespaces are spelled out for the model."""
-        return {"name": self.name, "title": self.title,
-                "description": self.description + f" Allowed namespaces: {', '.join(allowed_namespaces)}.",
+    def definition(self):
+        """The tools/list entry. It never names the allowed namespaces: the same bytes for every
+        server of one version, so a model API's prompt cache (tools come first in it) is shared by
+        runs over different namespaces. The scope is in the agent's first user turn and in every
+        refusal (check_scope)."""
+        return {"name": self.name, "title": self.title, "description": self.description,
                 "inputSchema": {"type": "object", "properties": self.properties,
                                 "required": list(self.required), "additionalProperties": False},
                 "annotations": dict(ANNOTATIONS, title=self.title)}

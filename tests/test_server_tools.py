@@ -1,7 +1,10 @@
 """Tool table and argument checks: every hostile value is refused before any kubectl runs."""
 
+import json
+
 import pytest
 
+from mcp_kubectl_server.server import Server
 from mcp_kubectl_server.tools import ANNOTATIONS, TOOLS, check_arguments, check_scope
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
 
@@ -11,11 +14,21 @@ ALLOWED = ("default", "prod")
 def test_four_tools_all_read_only():
     assert sorted(TOOLS) == ["describe_pod", "get_events", "get_logs", "get_pods"]
     for tool in TOOLS.values():
-        definition = tool.definition(ALLOWED)
+        definition = tool.definition()
         for key, value in ANNOTATIONS.items():
             assert definition["annotations"][key] is value
         assert definition["inputSchema"]["additionalProperties"] is False
-        assert "Allowed namespaces: default, prod." in definition["description"]
+        assert "prod" not in json.dumps(definition)  # the scope is not part of the cached prefix
+
+
+def test_tools_list_is_the_same_bytes_whatever_the_allowed_namespaces():
+    # Tools come first in the Messages API's prompt cache: a namespace in them would give every
+    # set of namespaces a cache of its own, system prompt included.
+    answers = [json.dumps(Server(None, allowed_namespaces=allowed, stdin=None, stdout=None,
+                                 stderr=None).tools_list({}, 1))
+               for allowed in (("prod",), ("default", "prod"), ("staging", "team-a"))]
+    assert answers[0] == answers[1] == answers[2]
+    assert "prod" not in answers[0] and "staging" not in answers[2]
 
 
 def test_descriptions_steer_the_model():
