@@ -10,7 +10,10 @@ answered by tool_results at the start of the next user turn, ids matching, no or
     {"drop": True}                                       close the connection without answering
     a bare response body dict                            shorthand for status 200
 
-Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
+Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions; a
+request the API would accept also gets `cached_bytes`, `reusable_bytes` and `input_bytes` (what
+it read from the prompt cache, what it could have read, its whole prompt: tests/prompt_cache.py). Pass one `cache=PromptCache()` to two
+fakes to measure a second run against the cache the first one left.
 """
 
 import json
@@ -18,6 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from fixtures.http_thread import ServerThread
+from tests.prompt_cache import PromptCache
 
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
                        "properties", "required", "additionalProperties", "items", "minItems",
@@ -156,9 +160,10 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script):
+    def __init__(self, script, *, cache=None):
         self.script = list(script)
         self.requests = []
+        self.cache = PromptCache() if cache is None else cache
         self.lock = threading.Lock()
         fake = self
 
@@ -211,6 +216,10 @@ class FakeMessagesApi:
             return self._send(handler, 400, error_body(400, "invalid_request_error",
                                                        "; ".join(problems), rid),
                               {"request-id": rid})
+        with self.lock:
+            record = self.requests[n - 1]
+            record["cached_bytes"], record["reusable_bytes"], record["input_bytes"] = \
+                self.cache.read(body)
         if item is None:
             return self._send(handler, 500, error_body(500, "api_error", "script exhausted",
                                                        rid), {"request-id": rid})

@@ -7,6 +7,7 @@ import pytest
 
 from tests.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
                                      error_body, raw_field, strict_schema_problems)
+from tests.prompt_cache import PromptCache, cache_blocks
 from tests.test_cli import FATAL, REPLAY, run_cli
 from triage_agent import prompts
 
@@ -71,10 +72,10 @@ def test_no_fallbacks_and_effort(kube_sim):
 
 
 def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
-    sim = kube_sim("crashloop")
-    with FakeMessagesApi(crashloop_responses()) as first:
+    sim, cache = kube_sim("crashloop"), PromptCache()
+    with FakeMessagesApi(crashloop_responses(), cache=cache) as first:
         assert live(first, sim).returncode == 0
-    with FakeMessagesApi(crashloop_responses()) as second:
+    with FakeMessagesApi(crashloop_responses(), cache=cache) as second:
         out = run_cli("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
                       sim.kubeconfig, "--max-steps", "5", "--effort", "high",
                       env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
@@ -87,6 +88,11 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
     assert len({raw_field(r["raw"], "tools") for requests in runs for r in requests}) == 1
     for requests in runs:
         assert all(count_breakpoints(r["body"]) <= 4 for r in requests)
+    # so the second run's first request reads all of it (all but its first user turn) from the
+    # cache the first run left
+    opening = second.requests[0]
+    assert opening["cached_bytes"] == opening["input_bytes"] - len(cache_blocks(
+        opening["body"])[-1][0])
 
 
 @pytest.mark.parametrize("status,kind", [(400, "invalid_request_error"),

@@ -1,4 +1,5 @@
-"""The per-test time limit (tests/time_limit.py) fires: a real pytest run over a generated file.
+"""The per-test time limit (tests/time_limit.py) fires: a real pytest run over a generated file;
+and without TRIAGE_TEST_MAX_SECONDS, a machine busier than its cores stretches the limit.
 
 Each generated test that is meant to be over the limit waits 0.1 s on purpose, against a limit of
 0.05 s set through TRIAGE_TEST_MAX_SECONDS.
@@ -8,6 +9,7 @@ import os
 import subprocess
 import sys
 
+from tests import time_limit
 from tests.time_limit import ENV
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,3 +85,11 @@ def test_a_bad_limit_stops_the_run_with_a_clear_error(tmp_path):
     assert done.returncode == 4 and "Traceback" not in done.stderr
     assert f"{ENV}='soon': expected a number of seconds" in done.stderr
     assert "passed" not in done.stdout
+
+
+def test_a_machine_busier_than_its_cores_stretches_the_limit(monkeypatch):
+    monkeypatch.setattr(time_limit.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(time_limit.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert time_limit.load_factor() == 4.0
+    monkeypatch.setattr(time_limit.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert time_limit.load_factor() == 1.0
