@@ -59,12 +59,12 @@ def _kill_group(proc):
     proc.wait()
 
 
-def _exited(proc):
-    try:
-        proc.wait(timeout=POLL_SECONDS)
-        return True
-    except subprocess.TimeoutExpired:
-        return False
+def _exited(waiter):
+    """True once kubectl has exited, else False after POLL_SECONDS. `waiter` is a thread blocked
+    in Popen.wait(): joining it wakes the moment kubectl exits, where Popen.wait(timeout) polls
+    (sleeps of 0.5 ms doubling to 50 ms, which added about 15 ms to every run)."""
+    waiter.join(timeout=POLL_SECONDS)
+    return not waiter.is_alive()
 
 
 def error_line(stderr):
@@ -123,10 +123,11 @@ class Kubectl:
         readers = [threading.Thread(target=_read_capped, args=(proc.stdout, cap, out, over), daemon=True),
                    threading.Thread(target=_read_capped, args=(proc.stderr, 65536, err, threading.Event()),
                                     daemon=True)]
-        for reader in readers:
-            reader.start()
+        waiter = threading.Thread(target=proc.wait, daemon=True)
+        for thread in (*readers, waiter):
+            thread.start()
         reason = ""
-        while not _exited(proc):
+        while not _exited(waiter):
             if cancelled is not None and cancelled():
                 reason = "cancelled"
             elif over.is_set():
