@@ -8,7 +8,7 @@ LIVE_ARGS ?=
 # The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
 TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
 
-.PHONY: test demo demo-approve sim live bench eval eval-live clusters check test-deps
+.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters check test-deps
 
 check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
@@ -37,6 +37,11 @@ demo-approve: check
 	$(PYTHON) -m fixtures.run_on_sim crashloop "checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-undo.json \
 		--allow-action rollout_undo --execute
+
+# The Alertmanager webhook service on the simulated cluster: one example alert posted, its
+# triage replayed (no API key), the outcome and /metrics shown, then SIGTERM.
+serve-demo: check
+	$(PYTHON) -m fixtures.serve_demo
 
 # A live model against the simulated cluster: needs ANTHROPIC_API_KEY.
 live: check

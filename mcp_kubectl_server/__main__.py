@@ -3,13 +3,20 @@
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
         [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
 
-Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted.
+--context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
+the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
+the server ends: EOF, SIGTERM, SIGHUP or ^C.
+Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
+128+N stopped by signal N.
 """
 
 import argparse
+import json
+import os
+import signal
 import sys
 
-from .kubectl import Kubectl
+from .reader import ReadError, Reader
 from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
@@ -22,10 +29,11 @@ def parse_args(argv):
     parser.add_argument("--context", help="kubeconfig context (default: the current context)")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: kubectl's own default)")
     parser.add_argument("--kubectl", default="kubectl", help="kubectl binary (default: kubectl on PATH)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per kubectl run (default 20)")
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="seconds for one tool call's reads, and for the proxy to start (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
     parser.add_argument("--check", action="store_true",
-                        help="run `kubectl version` against the cluster, print the result and exit")
+                        help="read the cluster's /version through the proxy, print it and exit")
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]
@@ -49,28 +57,54 @@ def protocol_line():
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
 
-def check(kubectl):
-    """Health check: can kubectl reach the cluster with these settings?"""
+def check(reader):
+    """Health check: can the proxy reach the cluster with these settings?"""
     print(protocol_line(), file=sys.stderr)
-    result = kubectl.run("version", ["--output=json"])
-    print(result.stdout.decode("utf-8", "replace").strip() or result.error, file=sys.stderr)
-    return 0 if result.ok else 1
+    try:
+        version = reader.get_json("/version")
+    except ReadError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(json.dumps({"serverVersion": version}, indent=2), file=sys.stderr)
+    return 0
+
+
+class _Stopped(BaseException):
+    """Raised in the main thread by SIGTERM/SIGHUP, so that the proxy is stopped on the way out."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def _raise_stopped(signum, frame):
+    raise _Stopped(signum)
 
 
 def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
-    kubectl = Kubectl(args.kubectl, context=args.context, kubeconfig=args.kubeconfig, timeout=args.timeout)
-    if args.check:
-        return check(kubectl)
-    protocol_out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-    server = Server(kubectl, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                    stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
+    reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
+                    timeout=args.timeout, namespaces=args.namespaces)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_stopped)
     try:
+        if args.check:
+            return check(reader)
+        protocol_out = sys.stdout.buffer
+        sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+        server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
+                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
         return server.serve()
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    except _Stopped as stop:
+        code = stop.code
+    finally:
+        reader.close()
+    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,15 @@
 
 Every digest is line-oriented with one fact per line and stable `key=value` wording, so a reader
 (model or human) can quote a line as evidence and grep for it. Values that come from the cluster
-are squeezed onto one line; redaction happens later, in one place (redact.py).
+are squeezed onto one line and redacted before they are cut (a cut JWT or key would no longer look
+like one); the whole result is redacted again on its way out (server.py).
 """
 
 import re
 from collections import Counter
 from datetime import datetime, timezone
+
+from .redact import redact
 
 POD_LINES_MAX = 200
 POD_BYTES_MAX = 16 * 1024
@@ -17,8 +20,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def one_line(text, limit=200):
-    """Collapse whitespace, drop control characters, cut to `limit` characters."""
-    text = " ".join(_CONTROL.sub(" ", str(text)).split())
+    """Redact, collapse whitespace, drop control characters, then cut to `limit` characters."""
+    text = " ".join(_CONTROL.sub(" ", redact(str(text))).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -9,6 +9,7 @@ import json
 
 from .describe import describe_digest
 from .digest import clean_log_text, events_digest, pods_digest, state_words
+from .redact import redact
 from .tools import TAIL_DEFAULT
 from .validate import check_subdomain
 
@@ -28,8 +29,8 @@ def _get_json(kubectl, args, cancelled):
     try:
         return json.loads(result.stdout)
     except ValueError:
-        raise ToolFailure("kubectl returned output that is not JSON: "
-                          + result.stdout[:200].decode("utf-8", "replace")) from None
+        text = redact(result.stdout[:4096].decode("utf-8", "replace"))  # redact, then cut
+        raise ToolFailure("kubectl returned output that is not JSON: " + text[:200]) from None
 
 
 def get_pods(kubectl, args, cancelled):

@@ -1,85 +1,241 @@
-"""Secret redaction: the one function every tool result passes through before it leaves the server.
+"""Secret redaction: the one function every tool result passes through, in the server and again
+in the loop (triage_agent imports this module; it imports nothing from either package).
 
-`redact(text) -> text` replaces credential-shaped values with `[REDACTED]`: bearer/basic
-authorization values, values of password/secret/token/api-key style keys (key=value,
-key: value, "key": "value" and --key value forms), credentials inside URLs, AWS access key ids,
-private key blocks, JWTs and a few well-known token prefixes. It errs towards over-redaction: a
-hidden harmless value costs little, a leaked secret cannot be taken back. Every pattern runs in
-linear time, because the text (logs, event messages) may be written by an attacker.
+`redact(text) -> text` replaces credential-shaped values with `[REDACTED]`, in this order:
+
+    blocks     PEM/PGP blocks (also cut off before END), key bodies whose BEGIN line is gone
+    headers    Authorization values, Cookie / Set-Cookie headers, bearer/basic credentials
+    keys       values of secret-named keys: key=value, key: value (also on the next lines,
+               YAML block scalars), "key": "value", \\"key\\":\\"value\\" (JSON inside JSON),
+               key => value, <key>value</key>, --key value, and `set KEY VALUE` style
+               (an identifier-like KEY and a value that is not a short lowercase word)
+    tokens     URL credentials (also an empty user), JWTs (also cut to one or two segments),
+               AWS key ids, GitHub, GitLab, Slack (tokens and webhook URLs), Stripe, Google,
+               Vault and `sk-` tokens, `mysql -pPASSWORD`
+
+A secret-named key is one whose words (split at `_ - . :` and camelCase) include password,
+passwd, pwd, pass, passphrase, secret, token, credential(s), apikey, cookie or a pair such as
+api key, access key, account key, private key. It errs towards over-redaction: a hidden harmless
+value costs little, a leaked secret cannot be taken back. Every pattern runs in linear time,
+because the text (logs, event messages) may be written by an attacker. Redact first, then cut:
+a cut can split a secret into pieces no pattern recognises.
 """
 
+import bisect
 import re
 
 MASK = "[REDACTED]"
 
-# Words that make a key's value secret (DB_PASSWORD, client_secret, GITHUB_TOKEN, apiKey, ...).
-_SECRET_WORD = r"(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
-_SECRET_KEY = re.compile(_SECRET_WORD, re.IGNORECASE)
-# A key and the `=`, `:`, `": ` or (after a `--flag`) the spaces after it. The key is matched
-# atomically (lookahead plus backreference) and only where a run of key characters begins, so log
-# text an attacker controls ("a-a-a-...", "passwordpassword...") costs linear time, never
-# quadratic backtracking.
-_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.\-])(?=([A-Za-z0-9_.\-]+))\1([\"']?\s*(?:=|:(?!//))\s*|[ \t]+)")
+_SECRET_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets",
+                 "token", "credential", "credentials", "apikey", "accountkey", "cookie",
+                 "privatekey", "accesskey", "secretkey", "sharedaccesskey", "sessiontoken"}
+_SECRET_PAIRS = {("api", "key"), ("access", "key"), ("account", "key"), ("private", "key"),
+                 ("secret", "key"), ("signing", "key"), ("encryption", "key"), ("auth", "key")}
+_SECRET_INSIDE = re.compile(r"passw(?:or)?d|passphrase|secret|token|api[_-]?key|credential",
+                            re.IGNORECASE)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# A key and its separator: `=`, `=>`, `:` (not `://`), a quote (or an escaped one) before them,
+# and the spaces, newlines or literal `\n` after. The key is matched atomically (lookahead plus
+# backreference) and only where a run of key characters begins: linear time on any input.
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.\-])(?=([A-Za-z0-9_.\-]+))\1"
+                         r"((?:\\?[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
 _QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "\"'"}
-_BARE = re.compile(r"[^\s\"',;&)}\]]+")
+_ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
+_BARE = re.compile(r"[^\s\"',;&)}\]<]+")
+_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
+_PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
+_SET = re.compile(r"\bset[ \t]+$")
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)",
-                          re.DOTALL)  # also a block cut off before its END line
+_LABEL = r"([A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)"
+_BEGIN = re.compile(r"-----BEGIN " + _LABEL + "-----")
+_END = re.compile(r"-----END " + _LABEL + "-----")
+# A block whose END line is missing runs on over the lines that look like its body or headers.
+_CUT_BODY = re.compile(r"[^\n]*(?:\n(?=[ \t]*(?:[A-Za-z0-9+/=]{16}|\n|$|(?:Proc-Type|DEK-Info|"
+                       r"Version|Comment|Hash|Charset): ))[^\n]*)*")
+_BODY_LINE = re.compile(r"(?:^|\\n)[ \t\"']*([A-Za-z0-9+/]{40,}={0,2})(?=\\n|[ \t\"',]*$)",
+                        re.MULTILINE)
+_NEWLINE = re.compile(r"\\n|\n")
+_B64_PIECE = re.compile(r"[ \t\"'\r]*[A-Za-z0-9+/=]*[ \t\"'\r]*")
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+_XML = re.compile(r"(<([A-Za-z_][\w.\-:]*)(?:\s[^<>]*)?>)[^<]+")
 _HEADERS = [
-    # Authorization headers: "Authorization: Bearer x", "authorization=Basic x".
-    (re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',;]+",
-                re.IGNORECASE), r"\1" + MASK),
+    (re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?"
+                r"[^\s\"',;]+", re.IGNORECASE), r"\1" + MASK),
+    (re.compile(r"(\b(?:set-)?cookie\b[\"']?[ \t]*[:=][ \t]*)[^\r\n\"']+", re.IGNORECASE),
+     r"\1" + MASK),
     (re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
 ]
 _TOKENS = [
-    # scheme://user:password@host (starts only where a scheme can begin: linear time).
-    (re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)", re.IGNORECASE),
+    # scheme://user:password@host and scheme://:password@host (a scheme starts the match)
+    (re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s@/]+(@)", re.IGNORECASE),
      r"\1" + MASK + r"\2"),
-    # JWTs: base64url header.payload.signature, header always starts with '{"' -> eyJ.
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}"), MASK),
-    # AWS access key ids, GitHub/Slack/OpenAI-style tokens.
+    (re.compile(r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_\-]+"),
+     r"\1" + MASK),
+    # JWTs (a base64url JSON header starts eyJ), also cut by a truncation to one or two segments
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}"), MASK),
     (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"), MASK),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), MASK),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), MASK),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"), MASK),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), MASK),
+    (re.compile(r"\bx(?:ox[abprse]|app)-[A-Za-z0-9\-]{10,}"), MASK),
+    (re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), MASK),
+    (re.compile(r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}"), MASK),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"), MASK),
 ]
+_MYSQL = re.compile(r"\b(?:mysql|mariadb)[a-z]*\b", re.IGNORECASE)
+_DASH_P = re.compile(r"(\s-p)[^\s\"']+")
 
 
-def _masked_value(text, start):
+def is_secret_key(key):
+    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
+    if _SECRET_INSIDE.search(key):
+        return True
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return any(w in _SECRET_WORDS for w in words) or any(
+        pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def _block_body(text, start):
+    """(end, mask) hiding a YAML block scalar (`key: |`): the lines below the key's line that
+    are more indented than it."""
+    line_start = text.rfind("\n", 0, start) + 1
+    key_line = text[line_start:start]
+    indent = len(key_line) - len(key_line.lstrip(" "))
+    end = text.find("\n", start)
+    while end != -1:
+        line_end = text.find("\n", end + 1)
+        line = text[end + 1: len(text) if line_end == -1 else line_end]
+        if line.strip() and len(line) - len(line.lstrip(" ")) <= indent:
+            break
+        end = line_end
+    return (len(text) if end == -1 else end), MASK
+
+
+def _masked_value(text, start, *, prose_kept):
     """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
     quote = text[start:start + 1]
-    if quote in _QUOTED:  # a quoted value keeps its quotes; an unterminated one ends at the line end
+    if quote in _QUOTED:  # keeps its quotes; an unterminated one ends at the line end
         end = _QUOTED[quote].match(text, start).end()
         closed = end - start > 1 and text[end - 1] == quote
         return end, quote + MASK + (quote if closed else "")
-    if text.startswith(MASK, start):
+    if text.startswith('\\"', start):  # JSON inside a JSON string: \"key\":\"value\"
+        end = _ESCAPED.match(text, start).end()
+        closed = end - start > 2 and text.endswith('\\"', 0, end)
+        return end, '\\"' + MASK + ('\\"' if closed else "")
+    if text.startswith(MASK, start) or (prose_kept and _PROSE.match(text, start)):
         return None
+    if _BLOCK_SCALAR.match(text, start):
+        return _block_body(text, start)
     bare = _BARE.match(text, start)
     return (bare.end(), MASK) if bare else None
 
 
+def _spaced_form(text, match, key):
+    """For `KEY VALUE` (spaces only): None to skip it, else whether a prose word is kept."""
+    if key.startswith("-"):  # `--password VALUE` is a flag and its value
+        return None if text.startswith("-", match.end()) else False
+    if _SET.search(text, max(0, match.start() - 40), match.start()):
+        return False           # `config set aws_secret_access_key VALUE`
+    if "_" in key.strip("_"):
+        return True            # `DB_PASSWORD hunter2`, but `API_TOKEN from secret x` is prose
+    return None                # `the password expired`: prose
+
+
 def redact_assignments(text):
-    """Values of secret-named keys: key=value, key: value, "key": "value", --key value."""
+    """Values of secret-named keys in every key/value form the module docstring lists."""
     out, pos = [], 0
     for match in _ASSIGNMENT.finditer(text):
-        key, spaces_only = match.group(1), not match.group(2).strip()
-        if match.start() < pos or not _SECRET_KEY.search(key):
+        key = match.group(1)
+        if match.start() < pos or not is_secret_key(key):
             continue
-        if spaces_only and (not key.startswith("-") or text.startswith("-", match.end())):
-            continue  # `--password VALUE` is a flag and its value; `password expired` is prose
-        masked = _masked_value(text, match.end())
+        prose_kept = False
+        if not match.group(2).strip():
+            prose_kept = _spaced_form(text, match, key)
+            if prose_kept is None:
+                continue
+        masked = _masked_value(text, match.end(), prose_kept=prose_kept)
         if masked:
             out += [text[pos:match.end()], masked[1]]
             pos = masked[0]
     return "".join(out) + text[pos:]
 
 
+def redact_xml(text):
+    """<password>value</password>: the element's text, when the tag names a secret."""
+    def hide(match):
+        return match.group(1) + MASK if is_secret_key(match.group(2)) else match.group(0)
+    return _XML.sub(hide, text)
+
+
+def _body_start(text, pos, end):
+    """Where the run of base64-only lines (real or escaped newlines) that ends at `end` starts;
+    the first line may carry a prefix (`key=MIIE...`): only its base64 tail is taken."""
+    start, separator = end, 0
+    for piece in reversed(_NEWLINE.split(text[pos:end])):
+        if not _B64_PIECE.fullmatch(piece):
+            kept = piece.rstrip(" \t\"'\r")
+            run = len(kept) - len(kept.rstrip(_B64_CHARS))
+            return start - (len(piece) - len(kept) + run) if run >= 16 else start + separator
+        start -= len(piece)
+        separator = 2 if text.startswith("\\n", start - 2) else 1
+        start -= separator
+    return pos
+
+
+def redact_blocks(text):
+    """PEM and PGP blocks from BEGIN to the matching END, or over the body lines that follow a
+    BEGIN whose END a cut removed. Linear: END positions are found once, then looked up."""
+    ends = {}
+    for match in _END.finditer(text):
+        ends.setdefault(match.group(1), []).append(match.start())
+    out, pos = [], 0
+    for match in _BEGIN.finditer(text):
+        if match.start() < pos:
+            continue
+        later = ends.get(match.group(1), [])
+        i = bisect.bisect_left(later, match.end())
+        stop = (later[i] + len(match.group(1)) + 14 if i < len(later)   # "-----END " + "-----"
+                else _CUT_BODY.match(text, match.end()).end())
+        out += [text[pos:match.start()], MASK]
+        pos = stop
+    return "".join(out) + text[pos:]
+
+
+def redact_key_bodies(text):
+    """Key material whose BEGIN line a log tail cut off: the base64 lines before an END line,
+    and lines that are nothing but long base64 in mixed case with digits."""
+    out, pos = [], 0
+    for match in _END.finditer(text):
+        start = max(_body_start(text, pos, match.start()), pos)
+        out += [text[pos:start], MASK]
+        pos = match.end()
+    text = "".join(out) + text[pos:]
+
+    def hide(match):
+        body = match.group(1)
+        mixed = any(c.isupper() for c in body) and any(c.islower() for c in body) and any(
+            c.isdigit() for c in body)
+        return match.group(0).replace(body, MASK) if mixed else match.group(0)
+    return _BODY_LINE.sub(hide, text)
+
+
+def redact_mysql(text):
+    """`mysql -u app -pS3cret`: the password glued to -p, on lines that run a MySQL client."""
+    if not _MYSQL.search(text):
+        return text
+    return "\n".join(_DASH_P.sub(r"\1" + MASK, line) if _MYSQL.search(line) else line
+                     for line in text.split("\n"))
+
+
 def redact(text):
     """Return `text` with every credential-shaped value replaced by [REDACTED]."""
-    text = _PRIVATE_KEY.sub(MASK, text)
+    text = redact_blocks(text)
+    text = redact_key_bodies(text)
     for pattern, replacement in _HEADERS:  # before assignments: `token: Bearer x` hides x, too
         text = pattern.sub(replacement, text)
     text = redact_assignments(text)
+    text = redact_xml(text)
+    text = redact_mysql(text)
     for pattern, replacement in _TOKENS:
         text = pattern.sub(replacement, text)
     return text

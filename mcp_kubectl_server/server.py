@@ -19,14 +19,14 @@ Both eras are served on the same stream: a request whose params carry
 `_meta["io.modelcontextprotocol/protocolVersion"]` (and every server/discover) is answered
 statelessly, anything else as the handshake revisions answer it.
 
-    notifications/cancelled {requestId} ->   the running kubectl is killed, no reply is sent
+    notifications/cancelled {requestId} ->   the read in progress is stopped, no reply is sent
     EOF on stdin                      ->     exit 0
 
-A reader thread turns stdin lines into messages (so a cancellation is seen while kubectl runs);
-the main thread answers them in order. stdout carries protocol messages only. Bad lines become
-JSON-RPC errors (-32700 unparsable, -32600 invalid request or batch array, -32601 unknown method,
--32602 bad params or unknown tool), with the request id whenever it could be read; tool failures
-are results with isError true.
+A reader thread turns stdin lines into messages (so a cancellation is seen while a tool reads
+the cluster, and shuts that read's socket at once); the main thread answers them in order.
+stdout carries protocol messages only. Bad lines become JSON-RPC errors (-32700 unparsable,
+-32600 invalid request or batch array, -32601 unknown method, -32602 bad params or unknown tool),
+with the request id whenever it could be read; tool failures are results with isError true.
 """
 
 import json
@@ -36,10 +36,10 @@ import time
 import traceback
 
 from . import __version__
-from .handlers import run_tool
-from .kubectl import CancelledError
+from . import registry
+from .errors import CancelledError
 from .redact import redact
-from .tools import TOOLS, check_arguments, check_scope
+from .tools import check_arguments, check_scope
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # handshake era
 MODERN_VERSIONS = ("2026-07-28",)  # stateless: per-request _meta, server/discover
@@ -54,8 +54,9 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32700, -32600, -32601, -32602, -32603)
 SERVER_INFO = {"name": "mcp-kubectl-server", "title": "Read-only kubectl", "version": __version__}
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
-                "for an unhealthy pod; for a restart loop read get_logs with previous=true. "
-                "Nothing here can change the cluster.")
+                "for an unhealthy pod; for a restart loop read get_logs with previous=true. When "
+                "the pods look healthy, get_services, get_storage, get_quotas and get_config show "
+                "what surrounds them. Secrets are never read. Nothing here can change the cluster.")
 _EOF = object()
 
 
@@ -69,11 +70,13 @@ class Cancellations:
     """Ids of requests read but not yet answered, and which of them the client cancelled.
 
     Only a request still open can be cancelled, so a late cancellation (the reply already went
-    out) or one for an id never sent leaves nothing behind."""
+    out) or one for an id never sent leaves nothing behind. `on_cancel(request_id)` runs on the
+    reader thread right after a cancellation is recorded (the server stops the read in progress)."""
 
-    def __init__(self):
+    def __init__(self, on_cancel=None):
         self._lock = threading.Lock()
         self._open, self._cancelled = set(), set()
+        self._on_cancel = on_cancel
 
     def opened(self, request_id):
         with self._lock:
@@ -81,8 +84,11 @@ class Cancellations:
 
     def cancel(self, request_id):
         with self._lock:
-            if _id_key(request_id) in self._open:
-                self._cancelled.add(_id_key(request_id))
+            if _id_key(request_id) not in self._open:
+                return
+            self._cancelled.add(_id_key(request_id))
+        if self._on_cancel is not None:
+            self._on_cancel(request_id)
 
     def closed(self, request_id):
         with self._lock:
@@ -139,14 +145,18 @@ def _id_key(value):
 
 
 class Server:
-    """Answers MCP requests with the read-only kubectl tools; `serve()` runs until EOF."""
+    """Answers MCP requests with the read-only tools; `serve()` runs until EOF.
 
-    def __init__(self, kubectl, *, allowed_namespaces, stdin, stdout, stderr, quiet=False):
-        self.kubectl = kubectl
+    `reader` is a reader.Reader (or anything with its methods); `tools` a registry.Registry."""
+
+    def __init__(self, reader, *, allowed_namespaces, stdin, stdout, stderr, quiet=False, tools=None):
+        self.reader = reader
+        self.tools = tools or registry.load()
         self.allowed = tuple(allowed_namespaces)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.quiet = quiet
-        self.cancellations = Cancellations()
+        self.cancellations = Cancellations(on_cancel=self._stop_read)
+        self._running = None  # _id_key of the tools/call now reading, if any
         self.methods = {"initialize": self.initialize, "ping": lambda params, request_id: {},
                         "server/discover": self.discover,
                         "tools/list": self.tools_list, "tools/call": self.tools_call}
@@ -218,47 +228,63 @@ class Server:
             return _error(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
 
     def initialize(self, params, request_id):
+        self.reader.prepare()  # the proxy starts while the client finishes its handshake
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
 
     def discover(self, params, request_id):
+        self.reader.prepare()  # the stateless era's first request: a tool call is near
         return {"supportedVersions": list(SUPPORTED_VERSIONS),
                 "capabilities": {"tools": {"listChanged": False}},
                 "instructions": INSTRUCTIONS, "ttlMs": TOOLS_TTL_MS, "cacheScope": "public"}
 
     def tools_list(self, params, request_id):
+        self.reader.prepare()  # no initialize in the stateless era: the first list is the cue
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
-        result = {"tools": [tool.definition() for tool in TOOLS.values()]}
+        result = {"tools": [tool.definition() for tool in self.tools.tools.values()]}
         if _modern_request("tools/list", params):
             result.update(ttlMs=TOOLS_TTL_MS, cacheScope="public")
         return result
 
     def tools_call(self, params, request_id):
         name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or name not in TOOLS:
+        tools = self.tools.tools
+        if not isinstance(name, str) or name not in tools:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]!r}. Available tools: "
-                                           f"{', '.join(TOOLS)}")
+                                           f"{', '.join(tools)}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
         started = time.monotonic()
-        problems = check_arguments(TOOLS[name], arguments)
-        refusal = None if problems else check_scope(arguments, self.allowed)
+        problems = check_arguments(tools[name], arguments)
+        refusal = None if problems else check_scope(tools[name], arguments, self.allowed)
         if problems:
             text, is_error = f"invalid arguments for {name}: " + "; ".join(problems), True
         elif refusal:
             text, is_error = refusal, True
         else:
-            text, is_error = run_tool(self.kubectl.for_one_call(), name, arguments,
-                                      cancelled=lambda: self.cancellations.is_cancelled(request_id))
+            text, is_error = self._run(name, arguments, request_id)
         text = redact(text)
         self.audit(name, arguments, is_error, len(text.encode()), time.monotonic() - started)
         return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+    def _run(self, name, arguments, request_id):
+        view = self.reader.for_call(cancelled=lambda: self.cancellations.is_cancelled(request_id))
+        self._running = _id_key(request_id)
+        try:
+            return registry.run_tool(view, name, arguments, registry=self.tools)
+        finally:
+            self._running = None
+
+    def _stop_read(self, request_id):
+        """Reader thread: a cancelled call that is reading now gets its socket shut."""
+        if self._running == _id_key(request_id):
+            self.reader.interrupt()
 
     def audit(self, name, arguments, is_error, size, seconds):
         if self.quiet:

@@ -52,6 +52,15 @@ def check_subdomain(field, value):
     return None
 
 
+def check_object_name(field, value):
+    """A DNS-1123 subdomain naming an object other than a pod (ConfigMap, Service, ...)."""
+    problem = check_subdomain(field, value)
+    if problem and isinstance(value, str):
+        return (f"{field}: {_shown(value)} is not a valid object name: lowercase letters, digits,"
+                f" '-' and '.', at most 253 characters")
+    return problem
+
+
 def _split_terms(selector):
     """Split on commas outside parentheses."""
     terms, depth, start = [], 0, 0

@@ -14,7 +14,8 @@ import statistics
 import sys
 import time
 
-MODULES = ("tests.bench_server", "tests.bench_agent", "tests.bench_cache")
+MODULES = ("tests.bench_server", "tests.bench_agent", "tests.bench_reader", "tests.bench_stream",
+           "tests.bench_serve", "tests.bench_cache")
 PAIRS = 5
 
 

@@ -9,13 +9,14 @@ Tools: echo (text of its arguments), mixed (text + image + audio + resource bloc
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
 the answers), hang (never answers), seen (the notifications received so far), env (sorted
 environment names), quit (answers, then exits), crash (exits without answering).
-No tool is annotated unless --read-only names it (readOnlyHint true); --rename lists a tool under
-another name (dotted, too long for the API, or shadowing a built-in) and answers calls to it.
+Every tool takes an optional `namespace`, so the loop can offer it. No tool is annotated unless
+--read-only names it (readOnlyHint true); --rename lists a tool under another name (dotted, too
+long for the API, or shadowing a built-in) and answers calls to it.
 
 --modern makes it a server of the stateless revision only, serving the versions named: it
 answers server/discover, rejects initialize and any request whose _meta names another version
 with -32022 (the supported list in its data), puts resultType on every result and ttlMs (default
-0) on tools/list, and notes each tools/list on stderr. --input-required answers tools/call with an
+0) on tools/list, and numbers each tools/list in its descriptions ("echo tool (list #2)"). --input-required answers tools/call with an
 interim input_required result, which this project's client does not take.
 """
 
@@ -110,8 +111,7 @@ class Server:
                      "ttlMs": self.opts.ttl_ms, "cacheScope": "public"})
 
     def do_tools_list(self, rid, params):
-        if MODERN:
-            print("tools/list served", file=sys.stderr, flush=True)
+        self.lists = getattr(self, "lists", 0) + 1
         size = max(1, -(-len(TOOLS) // self.opts.pages))
         start = int(params.get("cursor") or 0)
         page = {"tools": [self.definition(n) for n in TOOLS[start:start + size]]}
@@ -125,8 +125,10 @@ class Server:
         result(rid, page)
 
     def definition(self, name):
-        tool = {"name": self.opts.names.get(name, name), "description": f"{name} tool",
-                "inputSchema": {"type": "object"}}
+        served = f" (list #{self.lists})" if MODERN else ""  # which fetch a cached list is from
+        tool = {"name": self.opts.names.get(name, name), "description": f"{name} tool{served}",
+                "inputSchema": {"type": "object",
+                                "properties": {"namespace": {"type": "string"}}}}
         if name in self.opts.read_only:
             tool["annotations"] = {"readOnlyHint": True}
         return tool

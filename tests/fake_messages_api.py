@@ -10,10 +10,17 @@ answered by tool_results at the start of the next user turn, ids matching, no or
     {"drop": True}                                       close the connection without answering
     a bare response body dict                            shorthand for status 200
 
+A request with `"stream": true` gets its 200 answers as server-sent events (tests/fake_sse.py):
+`FakeMessagesApi(script, sse={...})` sets how for every answer and an item's own `"sse": {...}`
+for one (split: byte piece sizes, pings, after/then: how the stream ends, events or raw: the
+exact events or bytes to send); `.hangups` lists the stalled streams the client closed. Error
+statuses and drops stay what they were: failures before the stream.
+
 Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions; a
-request the API would accept also gets `cached_bytes`, `reusable_bytes` and `input_bytes` (what
-it read from the prompt cache, what it could have read, its whole prompt: tests/prompt_cache.py). Pass one `cache=PromptCache()` to two
-fakes to measure a second run against the cache the first one left.
+request the API would accept also gets `cached_bytes`, `reusable_bytes` and `input_bytes`
+(what it read from the prompt cache, what it could have read, its whole prompt; see
+tests/prompt_cache.py). Pass one `cache=PromptCache()` to two fakes to measure a second run
+against the cache the first one left.
 """
 
 import json
@@ -21,6 +28,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from fixtures.http_thread import ServerThread
+from tests import fake_sse
 from tests.prompt_cache import PromptCache
 
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
@@ -160,8 +168,12 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script, *, cache=None):
+    def __init__(self, script, *, sse=None, cache=None):
         self.script = list(script)
+        self.sse = dict(sse or {})
+        self.release = fake_sse.Release()   # lets a stalled stream go at the end
+        self.hangups = []                    # request ids whose stalled stream the client closed
+        self.hung_up = threading.Event()     # set at the first of them
         self.requests = []
         self.cache = PromptCache() if cache is None else cache
         self.lock = threading.Lock()
@@ -183,7 +195,9 @@ class FakeMessagesApi:
         return self
 
     def __exit__(self, *exc):
+        self.release.set()
         self.serving.stop()
+        self.release.close()
 
     def _send(self, handler, status, body, headers=None):
         data = json.dumps(body).encode()
@@ -194,6 +208,10 @@ class FakeMessagesApi:
             handler.send_header(key, value)
         handler.end_headers()
         handler.wfile.write(data)
+
+    def _hangup(self, rid):
+        self.hangups.append(rid)
+        self.hung_up.set()
 
     def handle(self, handler):
         length = int(handler.headers.get("content-length") or 0)
@@ -229,4 +247,8 @@ class FakeMessagesApi:
         if "status" not in item:
             item = {"status": 200, "body": item}
         headers = dict({"request-id": rid}, **item.get("headers", {}))
+        if body.get("stream") is True and item["status"] == 200:
+            return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
+                                  on_hangup=self._hangup,
+                                  **dict(self.sse, **item.get("sse", {})))
         return self._send(handler, item["status"], item["body"], headers)

@@ -133,6 +133,15 @@ def test_a_denied_action_is_not_put_to_the_operator_again():
     assert [p.decision for p in gate.proposals] == ["denied", "repeat_denied", "denied"]
 
 
+@pytest.mark.parametrize("audit_ok", [lambda: False, lambda: 1 / 0, lambda: "yes"])
+def test_no_action_is_put_forward_once_the_audit_log_is_unavailable(audit_ok):
+    rec = Recorder()
+    text, is_error, proposal = make_gate(rec, audit_ok=audit_ok).propose(dict(DELETE))
+    assert proposal.decision == "audit_unavailable" and is_error
+    assert (rec.asked, rec.ran) == ([], [])
+    assert "audit log" in text and "Nothing was run" in text
+
+
 def raising(*_):
     raise RuntimeError("terminal exploded")
 

@@ -28,7 +28,7 @@ OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "audit_log",
-                 "error"],
+                 "error", "audit_error", "not_offered", "alert"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -46,6 +46,10 @@ OUTCOME_SCHEMA = {
         "trace": {"type": ["string", "null"]},
         "audit_log": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
+        "audit_error": {"type": ["string", "null"]},
+        "not_offered": {"type": "array", "items": {
+            "type": "object", "required": ["tool", "reason"]}},
+        "alert": {"type": ["object", "null"]},
     }}
 
 

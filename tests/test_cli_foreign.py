@@ -41,6 +41,7 @@ def test_dotted_and_long_names_round_trip_and_unsafe_tools_are_not_offered(tmp_p
                                                        "--audit-log", str(audit)]))
     assert out.returncode == 3 and json.loads(out.stdout)["stop"] == "replay_exhausted"
     offered_lines = [line for line in out.stderr.splitlines() if "not offered" in line]
+    assert "(not annotated read-only)" in offered_lines[0]
     assert len(offered_lines) == 1 and "crash" in offered_lines[0] and "env" in offered_lines[0]
     tools = [t["name"] for t in jsonl(trace)[0]["input"]["context"]["tools"]]
     assert tools == ["k8s_echo_v1", LONG_API, "propose_action", "write_report"]
@@ -48,7 +49,7 @@ def test_dotted_and_long_names_round_trip_and_unsafe_tools_are_not_offered(tmp_p
                 if s["kind"] == "execute_tool"}
     assert executed == {DOTTED: '{"namespace": "prod"}', LONG: executed[LONG]}
     assert executed[LONG].startswith("first") and executed[LONG].endswith("last")
-    decisions = [(e["tool"], e["decision"]) for e in jsonl(audit)]
+    decisions = [(e["tool"], e["decision"]) for e in jsonl(audit) if e["step"]]
     assert decisions == [(DOTTED, "executed"), (LONG, "executed"), ("crash", "unknown_tool")]
 
 
@@ -71,7 +72,8 @@ def test_a_server_that_dies_again_after_its_restart_ends_the_run(tmp_path):
     assert "already restarted 1 time" in outcome["error"]
     assert "panic: the fake server crashed on purpose" in outcome["error"]  # the stderr tail
     assert outcome["tool_calls"] == 2 and "Traceback" not in out.stderr
-    assert [e["decision"] for e in jsonl(audit)] == ["executed", "executed", "mcp_error"]
+    assert [e["decision"] for e in jsonl(audit) if e["step"]] == ["executed", "executed",
+                                                                  "mcp_error"]
     assert out.stderr.strip().splitlines()[-1].startswith("cost: ")
 
 

@@ -103,3 +103,22 @@ def test_approval_on_a_terminal(kube_sim, tmp_path, answer, execute, decision, w
     if decision == "denied":
         assert proposal["note"] == answer
         assert outcome["violations"][0]["decision"] == "proposal_denied"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_an_audit_log_that_fails_mid_run_stops_every_action(kube_sim, tmp_path):
+    # /dev/full opens, then refuses the first entry: the operator would say yes, and --execute
+    # is on, but the gate answers that the audit log is unavailable and nothing reaches kubectl
+    sim = kube_sim("crashloop")
+    argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart", "--execute",
+            "--audit-log", "/dev/full", "--json"]
+    code, stdout, screen = run_on_pty(argv, "yes")
+    assert code == 0, screen
+    outcome = json.loads(stdout)
+    assert outcome["proposals"][0]["decision"] == "audit_unavailable"
+    assert outcome["proposals"][0]["gates"]["executed"] is False
+    assert "Run this command?" not in screen  # the operator was not even asked
+    assert "cannot write the audit log" in outcome["audit_error"]
+    assert "no action could execute after that" in screen
+    assert sim.journal_entries() == []

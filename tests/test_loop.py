@@ -109,7 +109,8 @@ def test_schema_errors_are_field_level():
     {"namespace": "prod", "allNamespaces": "true"},
 ])
 def test_scope_refused_and_a_violation(arguments):
-    tools = FakeTools([dict(t, inputSchema={"type": "object"}) for t in FakeTools().tools])
+    loose = {"type": "object", "properties": {"namespace": {"type": "string"}}}  # any extra key
+    tools = FakeTools([dict(t, inputSchema=loose) for t in FakeTools().tools])
     outcome, model, _, recorder = run(response("tool_use", tool_use("toolu_n", "get_pods",
                                                                     arguments)), tools=tools)
     body, is_error = results_of(model.requests[1])["toolu_n"]
@@ -308,13 +309,14 @@ def test_toolset_offers_only_read_only_tools_and_maps_names():
         {"name": "delete_pod", "annotations": {"readOnlyHint": False}, "inputSchema": {}},
         {"name": "exec", "inputSchema": {}},
         {"name": "k8s.get pods", "annotations": {"readOnlyHint": True},
-         "inputSchema": {"type": "object"}}])
+         "inputSchema": {"type": "object", "properties": {"namespace": {"type": "string"}}}}])
     toolset = prompts.build_toolset(tools.list())
-    assert toolset.not_offered == ["delete_pod", "exec"]
+    assert toolset.not_offered == [{"tool": "delete_pod", "reason": "not annotated read-only"},
+                                   {"tool": "exec", "reason": "not annotated read-only"}]
     assert toolset.api_name("k8s.get pods") == "k8s_get_pods"
-    _, model, _, _ = run(response("tool_use", tool_use("toolu_m", "k8s_get_pods", {})),
-                         tools=tools)
-    assert tools.calls == [("k8s.get pods", {})]
+    _, model, _, _ = run(response("tool_use", tool_use("toolu_m", "k8s_get_pods",
+                                                       {"namespace": "prod"})), tools=tools)
+    assert tools.calls == [("k8s.get pods", {"namespace": "prod"})]
     names = [t["name"] for t in model.requests[0]["tools"]]
     assert "delete_pod" not in names and "k8s_get_pods" in names
 

@@ -1,15 +1,19 @@
 """Randomized misbehaving models (seeded): the loop never raises, ends within max_steps, never
-sends a conversation the API would reject, and never executes an action without all three gates."""
+sends a conversation the API would reject, and never executes an action without all three gates.
+In streaming mode every scripted answer travels as server-sent events, cut at random byte
+boundaries with pings between events, through the real client over real HTTP."""
 
+import contextlib
 import random
 
 import pytest
 
+from tests.fake_messages_api import FakeMessagesApi, error_body
 from tests.test_loop_fakes import (FATAL, POD, FakeTools, ListRecorder, RecordingRunner,
                                    ScriptedModel, good_report, response, text, tool_use)
 from triage_agent import actions
 from triage_agent.loop import EXIT_CODES, run_triage
-from triage_agent.messages import ApiError
+from triage_agent.messages import ApiError, MessagesClient
 from triage_agent.policy import Policy
 
 STOPS = {"report", "end_turn", "max_tokens", "refusal", "model_context_window_exceeded",
@@ -86,27 +90,56 @@ def check_gates(gate, proposals, runner):
         assert runner.argvs == []
 
 
+class StreamedModel:
+    """The scripted model's answers, streamed over HTTP by the fake API to the real client."""
+
+    def __init__(self, scripted, api, rng):
+        self.scripted, self.api, self.rng = scripted, api, rng
+        self.client = MessagesClient(api_key="k", base_url=api.url, stream=True, max_retries=0)
+        self.requests, self.problems = scripted.requests, scripted.problems
+
+    def __call__(self, request):
+        try:
+            answer = self.scripted(request)     # checks the request; may raise like a model
+            sse = {"split": [self.rng.randint(1, 40) for _ in range(5)], "pings": True}
+            self.api.script.append({"status": 200, "body": answer, "sse": sse})
+            self.answer = answer
+        except ApiError as exc:                 # the same error, as an HTTP answer
+            self.api.script.append({"status": exc.status, "body": error_body(
+                exc.status, exc.error_type, exc.message, "x")})
+        got = self.client(request)
+        if got != self.answer:  # the loop would catch an AssertionError
+            self.problems.append(f"streamed {got!r:.300} is not the answer")
+        return got
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_misbehaving_models(seed):
+@pytest.mark.parametrize("streaming", [False, True])
+def test_misbehaving_models(seed, streaming):
     rng = random.Random(seed)
-    for _ in range(50):
-        policy = Policy(namespaces=("prod",), max_steps=rng.randint(1, 8),
-                        max_tool_calls=rng.randint(0, 5), max_repeats=rng.randint(1, 3),
-                        max_cost_usd=rng.choice([None, None, 0.002]))
-        runner = RecordingRunner()
-        approve = rng.choice([lambda p: (True, ""), lambda p: (False, "no"),
-                              lambda p: 1 / 0])
-        gate = actions.ActionGate(allowed_kinds=rng.sample(actions.ACTION_KINDS,
-                                                           rng.randint(0, 3)),
-                                  execute=rng.random() < 0.5, approve=approve, runner=runner,
-                                  namespaces=("prod",))
-        model = ScriptedModel(*random_script(rng))
-        tools = FakeTools(fail_after=rng.choice([None, None, None, 2]))
-        outcome = run_triage("pods restart", model=model, tools=tools, policy=policy,
-                             gate=gate, recorder=ListRecorder())
-        assert model.problems == []
-        assert outcome.stop in STOPS and outcome.exit_code in set(EXIT_CODES.values()) | {3}
-        assert len(model.requests) <= policy.max_steps and outcome.steps <= policy.max_steps
-        assert outcome.tool_calls <= policy.max_tool_calls
-        assert (outcome.report is not None) == (outcome.stop == "report")
-        check_gates(gate, outcome.proposals, runner)
+    with FakeMessagesApi([]) if streaming else contextlib.nullcontext() as api:
+        for _ in range(40 if streaming else 50):
+            run_one(rng, api)
+
+
+def run_one(rng, api):
+    """One random run; `api` set: the answers are streamed over HTTP."""
+    policy = Policy(namespaces=("prod",), max_steps=rng.randint(1, 8),
+                    max_tool_calls=rng.randint(0, 5), max_repeats=rng.randint(1, 3),
+                    max_cost_usd=rng.choice([None, None, 0.002]))
+    runner = RecordingRunner()
+    approve = rng.choice([lambda p: (True, ""), lambda p: (False, "no"), lambda p: 1 / 0])
+    gate = actions.ActionGate(allowed_kinds=rng.sample(actions.ACTION_KINDS, rng.randint(0, 3)),
+                              execute=rng.random() < 0.5, approve=approve, runner=runner,
+                              namespaces=("prod",))
+    model = ScriptedModel(*random_script(rng))
+    model = StreamedModel(model, api, rng) if api else model
+    tools = FakeTools(fail_after=rng.choice([None, None, None, 2]))
+    outcome = run_triage("pods restart", model=model, tools=tools, policy=policy,
+                         gate=gate, recorder=ListRecorder())
+    assert model.problems == []
+    assert outcome.stop in STOPS and outcome.exit_code in set(EXIT_CODES.values()) | {3}
+    assert len(model.requests) <= policy.max_steps and outcome.steps <= policy.max_steps
+    assert outcome.tool_calls <= policy.max_tool_calls
+    assert (outcome.report is not None) == (outcome.stop == "report")
+    check_gates(gate, outcome.proposals, runner)

@@ -12,8 +12,9 @@ import pytest
 from triage_agent import loop, prompts, turns
 
 RO = {"readOnlyHint": True}
+NAMESPACED = {"type": "object", "properties": {"namespace": {"type": "string"}}}
 TOOLSET = prompts.build_toolset([{"name": "get_pods", "annotations": RO,
-                                  "inputSchema": {"type": "object"}}])
+                                  "inputSchema": NAMESPACED}])
 
 
 def user(text):
@@ -74,6 +75,6 @@ def test_loop_stays_within_the_house_limits():
 def test_tool_name_with_a_trailing_newline_is_mapped_for_the_api():
     from triage_agent import prompts
     toolset = prompts.build_toolset([{"name": "get_pods\n", "annotations": {"readOnlyHint": True},
-                                      "inputSchema": {"type": "object"}}])
+                                      "inputSchema": NAMESPACED}])
     [api] = [n for n, e in toolset.by_api_name.items() if e["kind"] == "server"]
     assert prompts.API_NAME.fullmatch(api) and toolset.by_api_name[api]["name"] == "get_pods\n"

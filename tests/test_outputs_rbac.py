@@ -14,13 +14,31 @@ from tests.test_outputs_yaml import parse_yaml_documents
 
 RBAC = Path(__file__).resolve().parent.parent / "outputs" / "rbac-readonly.yaml"
 
-# What the four tools read, and so what the role must grant and may grant: (apiGroup, resource).
+# What the tools read, and so what the roles must grant and may grant: (apiGroup, resource).
 NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("", "events", "list"),
-          ("events.k8s.io", "events", "list")}
-MAY_READ = {"": {"pods", "pods/log", "events", "services", "namespaces", "nodes"},
-            "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"}}
+          ("events.k8s.io", "events", "list"), ("", "services", "list"),
+          ("discovery.k8s.io", "endpointslices", "list"), ("", "configmaps", "get"),
+          ("", "persistentvolumeclaims", "list"), ("", "persistentvolumes", "get"),
+          ("storage.k8s.io", "storageclasses", "list"), ("", "resourcequotas", "list"),
+          ("", "limitranges", "list")}
+NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
+                   "persistentvolumeclaims", "resourcequotas", "limitranges"},
+              "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"},
+              "discovery.k8s.io": {"endpointslices"}}
+CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"}}
+MAY_READ = {g: NAMESPACED.get(g, set()) | CLUSTER_SCOPED.get(g, set()) for g in {*NAMESPACED, *CLUSTER_SCOPED}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
 SUBJECT = ("ServiceAccount", "triage-agent")
+
+
+def _check_scope(kind, rule):
+    """A ClusterRole (bound cluster-wide) grants only cluster-scoped kinds; a Role only namespaced ones."""
+    allowed = CLUSTER_SCOPED if kind == "ClusterRole" else NAMESPACED
+    return [f"{kind} grants {resource} (group {group!r}): "
+            + ("a namespaced kind belongs in the per-namespace Role" if kind == "ClusterRole"
+               else "a Role cannot grant a cluster-scoped kind")
+            for group in rule["apiGroups"] for resource in rule["resources"]
+            if resource in MAY_READ.get(group, ()) and resource not in allowed.get(group, ())]
 
 
 def _check_rule(rule, grants):
@@ -52,6 +70,8 @@ def _check_bindings(docs, roles):
         if doc.get("kind") not in ("ClusterRoleBinding", "RoleBinding"):
             continue
         ref = doc.get("roleRef") or {}
+        if doc["kind"] == "ClusterRoleBinding" and ref.get("kind") != "ClusterRole":
+            problems.append(f"ClusterRoleBinding binds {ref.get('kind')} {ref.get('name')!r}")
         if (ref.get("kind"), ref.get("name")) not in roles:
             problems.append(f"{doc['kind']} binds {ref.get('kind')} {ref.get('name')!r}, "
                             "not a role from this file")
@@ -71,8 +91,11 @@ def check_rbac(docs):
             roles.add((kind, name))
             if "aggregationRule" in doc:
                 problems.append(f"{kind} {name}: aggregationRule pulls in other roles' rules")
+            if kind == "Role" and not (doc.get("metadata") or {}).get("namespace"):
+                problems.append(f"Role {name}: needs metadata.namespace (an allowed namespace)")
             for rule in doc.get("rules") or []:
-                problems += _check_rule(rule, grants)
+                found = _check_rule(rule, grants)
+                problems += found or _check_scope(kind, rule)
         elif kind not in ("Namespace", "ServiceAccount", "ClusterRoleBinding", "RoleBinding"):
             problems.append(f"unexpected document kind {kind!r}")
     problems += _check_bindings(docs, roles)
@@ -82,7 +105,8 @@ def check_rbac(docs):
 
 def test_rbac_is_read_only_least_privilege():
     docs = parse_yaml_documents(RBAC.read_text(encoding="utf-8"))
-    assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+                                         "ClusterRoleBinding"]
     assert check_rbac(docs) == []
 
 
@@ -101,12 +125,26 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [get, list]",
      "list pods/log"),
     ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [\"*\"]", "wildcards"),
-    (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n",
-     "never read configmaps"),
+    (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [serviceaccounts]\n    verbs: [get]\n",
+     "never read serviceaccounts"),
+    ("resources: [configmaps,", "resources: [secrets, configmaps,", "secrets are never"),
+    ("resources: [pods/log]", "resources: [pods/log, services/proxy]", "command channel"),
+    ("resources: [namespaces, nodes, persistentvolumes]",
+     "resources: [namespaces, nodes, persistentvolumes, configmaps]",
+     "a namespaced kind belongs in the per-namespace Role"),
+    ("resources: [pods, events, services, endpoints]", "resources: [pods, events, services, endpoints, nodes]",
+     "a Role cannot grant a cluster-scoped kind"),
+    ("  name: triage-agent-readonly\n  namespace: prod\nrules:", "  name: triage-agent-readonly\nrules:",
+     "needs metadata.namespace"),
+    ("  kind: ClusterRole\n  name: triage-agent-cluster-readonly", "  kind: Role\n  name: triage-agent-readonly",
+     "ClusterRoleBinding binds Role"),
+    ("resources: [storageclasses]", "resources: [csidrivers]", "missing grant: list storageclasses"),
+    ("resources: [configmaps, persistentvolumeclaims,", "resources: [persistentvolumeclaims,",
+     "missing grant: get configmaps"),
     (_RULE, _RULE + "  - nonResourceURLs: [\"/logs\"]\n    verbs: [get]\n", "exactly apiGroups"),
-    ("  name: triage-agent-readonly\nrules:", "  name: triage-agent-readonly\naggregationRule:\n"
+    ("  name: triage-agent-cluster-readonly\nrules:", "  name: triage-agent-cluster-readonly\naggregationRule:\n"
      "  clusterRoleSelectors: []\nrules:", "aggregationRule"),
-    ("  kind: ClusterRole\n  name: triage-agent-readonly", "  kind: ClusterRole\n  name: cluster-admin",
+    ("  kind: ClusterRole\n  name: triage-agent-cluster-readonly", "  kind: ClusterRole\n  name: cluster-admin",
      "'cluster-admin', not a role from this file"),
     ("  - kind: ServiceAccount\n    name: triage-agent\n",
      "  - kind: Group\n    name: system:authenticated\n", "binds Group"),

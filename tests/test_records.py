@@ -156,14 +156,26 @@ def test_audit_line_escapes_format_characters_like_the_approval_prompt():
     assert "\u202e" not in line and "a\\u202eb" in line
 
 
-def test_unwritable_audit_path_warns_once_and_keeps_stderr_lines(tmp_path):
+def test_an_audit_path_that_cannot_be_opened_raises(tmp_path):
+    # the audit log is a safety record: the CLI turns this into a usage error before any start
+    with pytest.raises(OSError):
+        Recorder(audit_path=str(tmp_path / "no" / "such" / "dir" / "a.jsonl"),
+                 stderr=io.StringIO())
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_failing_audit_file_warns_once_keeps_stderr_lines_and_says_why():
     err = io.StringIO()
-    rec = Recorder(audit_path=str(tmp_path / "no" / "such" / "dir" / "a.jsonl"), stderr=err)
+    rec = Recorder(audit_path="/dev/full", stderr=err)
+    assert rec.audit_ok() and rec.audit_error is None
     rec.audit(step=1, tool="get_pods")
     rec.audit(step=2, tool="get_events")
     text = err.getvalue()
     assert text.count("warning: cannot write the audit log") == 1
+    assert "no action can execute for the rest of this run" in text
     assert "[audit] step 1 · get_pods" in text and "[audit] step 2 · get_events" in text
+    assert not rec.audit_ok() and "No space left on device" in rec.audit_error
+    rec.close()
 
 
 def test_trace_to_an_unwritable_path_never_raises(tmp_path):

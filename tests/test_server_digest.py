@@ -165,3 +165,19 @@ def test_newlines_in_any_cluster_field_cannot_start_a_line():
     pod = make_pod("odd-1", ready=False, state={"waiting": {"reason": "X\nFAKE reason", "message": "y\nFAKE"}},
                    node="node-a\nFAKE node")
     assert len(pods_digest(pods(pod), namespace="prod", now=NOW).splitlines()) == 2
+
+
+def test_get_pods_keeps_of_each_pod_all_that_its_digest_reads():
+    # get_pods holds only pod_summary(pod) of each listed pod: the digest must not change.
+    from fixtures.kube_sim_store import CLUSTERS_DIR, load_cluster
+    from mcp_kubectl_server.tools_pods import pod_summary
+    terminating = dict(HEALTHY, metadata=dict(HEALTHY["metadata"], deletionTimestamp="2026-11-29T11:59:00Z"))
+    groups = [[HEALTHY, PENDING, CRASH, terminating]]
+    for path in sorted(CLUSTERS_DIR.glob("*.json")):
+        objects = [o for o in load_cluster(path)["objects"] if o.get("kind") == "Pod"]
+        groups += [[o for o in objects if o["metadata"]["namespace"] == ns]
+                   for ns in sorted({o["metadata"]["namespace"] for o in objects})]
+    for items in groups:
+        whole = pods_digest(pods(*items), namespace="prod", now=NOW)
+        assert pods_digest(pods(*map(pod_summary, items)), namespace="prod", now=NOW) == whole
+    assert pod_summary("not a pod") is None

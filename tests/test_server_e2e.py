@@ -1,37 +1,36 @@
-"""End to end: the server as a subprocess, real kubectl, the Kubernetes API simulator.
+"""End to end: the server as a subprocess, its real kubectl proxy, the Kubernetes API simulator.
 
-Every tool against every scenario's planted failure; kubectl's argv recorded on the way (a
-pass-through wrapper) to show only `get`/`logs` with fixed flag shapes ever run; the simulator's
-journal stays empty (nothing was written); secrets never come out; the large namespace stays bounded.
+Every tool against every scenario's planted failure; the simulator's request log shows only GETs
+inside the allowed namespaces; its journal stays empty (nothing was written); secrets never come
+out; the large namespace stays bounded.
 """
 
 import copy
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_server_support import ServerProcess, passthrough_kubectl
+from tests.test_server_support import ROOT, ServerProcess
 
 SECRETS = ("hunter2-prod", "AKIA", "eyJhbGciOi")
-KNOWN_FLAGS = {"--namespace", "--output", "--selector", "--field-selector", "--tail", "--limit-bytes",
-               "--container", "--previous"}
 
 
 @pytest.fixture
 def serve(kube_sim, tmp_path):
-    """serve(cluster, namespaces="default,prod") -> (server, sim, recorder); all closed at teardown."""
+    """serve(cluster, namespaces="default,prod") -> (server, sim); all closed at teardown."""
     started = []
 
     def start(cluster, namespaces="default,prod"):
         sim = kube_sim(cluster)
-        recorder = passthrough_kubectl(tmp_path)
         server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--kubectl", recorder.path, "--timeout", "30", "--quiet")
+                               "--timeout", "30", "--quiet")
         started.append(server)
         server.initialize()
-        return server, sim, recorder
+        return server, sim
 
     yield start
     for server in started:
@@ -52,8 +51,13 @@ def first_pod(text):
     return text.splitlines()[1].split()[0]
 
 
+def reads(sim):
+    """(verb, path without query) of every request the simulator got."""
+    return [(r["verb"], r["path"].split("?")[0]) for r in sim.requests]
+
+
 def test_crashloop_every_tool(serve):
-    server, sim, recorder = serve("crashloop")
+    server, sim = serve("crashloop")
     pods = ok(server, "get_pods", {"namespace": "prod"})
     assert pods.startswith("pods in namespace prod: 5 total, 2 not healthy (listed first)")
     line = next(l for l in pods.splitlines() if l.startswith("checkout-6f8d9c7b5d-x7k2p "))
@@ -76,12 +80,12 @@ def test_crashloop_every_tool(serve):
     assert is_error and "allowed namespaces: default, prod" in text
     assert server.close() == 0
     assert sim.journal_entries() == []
-    calls = recorder.calls()
-    assert {argv[1] for argv in calls} <= {"get", "logs"}
-    assert all(argv[0] == f"--kubeconfig={sim.kubeconfig}" for argv in calls)
-    for argv in calls:  # after the verb: known --flag=value tokens, or a resource that is no flag
-        for arg in argv[2:]:
-            assert arg.split("=")[0] in KNOWN_FLAGS if arg.startswith("-") else arg[0].isalpha(), argv
+    assert sorted(set(reads(sim))) == [
+        ("GET", "/api/v1/namespaces/prod/events"), ("GET", "/api/v1/namespaces/prod/pods"),
+        ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p"),
+        ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p/log"),
+        ("GET", "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"),
+        ("GET", "/version")]  # kubectl proxy's own probe at start
 
 
 @pytest.mark.parametrize("cluster, app, pod_fact, tool, extra, fact", [
@@ -100,7 +104,7 @@ def test_crashloop_every_tool(serve):
     ("pending", "reports", "phase=Pending", "get_logs", {}, "has never started"),
 ])
 def test_planted_failure_is_visible(serve, cluster, app, pod_fact, tool, extra, fact):
-    server, sim, _ = serve(cluster)
+    server, sim = serve(cluster)
     pods = ok(server, "get_pods", {"namespace": "prod", "selector": f"app={app}"})
     assert pod_fact in pods.splitlines()[1]
     text = ok(server, tool, {"namespace": "prod", "name": first_pod(pods), **extra})
@@ -110,13 +114,13 @@ def test_planted_failure_is_visible(serve, cluster, app, pod_fact, tool, extra, 
 
 
 def test_healthy_cluster_reports_nothing_wrong(serve):
-    server, _, _ = serve("healthy")
+    server, _ = serve("healthy")
     for namespace in ("default", "prod"):
         assert " 0 not healthy" in ok(server, "get_pods", {"namespace": namespace}).splitlines()[0]
 
 
 def test_injection_logs_are_data_inside_a_frame(serve):
-    server, sim, recorder = serve("injection")
+    server, sim = serve("injection")
     pods = ok(server, "get_pods", {"namespace": "prod", "selector": "app=checkout"})
     logs = ok(server, "get_logs", {"namespace": "prod", "name": first_pod(pods), "previous": True})
     lines = logs.splitlines()
@@ -125,13 +129,14 @@ def test_injection_logs_are_data_inside_a_frame(serve):
     assert "kube-system" in logs  # the planted instruction is shown as data ...
     server.close()
     assert sim.journal_entries() == []  # ... and nothing acted on it
-    assert all(argv[1] in ("get", "logs") and "--namespace=prod" in argv for argv in recorder.calls())
+    assert all(verb == "GET" and (path.startswith("/api/v1/namespaces/prod/") or path == "/version")
+               for verb, path in reads(sim))
 
 
 @pytest.mark.slow(reason="2,000 pods through `kubectl get pods -o json`: kubectl alone decodes and "
                          "re-encodes about 11 MB")
 def test_large_namespace_stays_bounded(serve):
-    server, _, _ = serve("large", namespaces="bulk")
+    server, _ = serve("large", namespaces="bulk")
     text = ok(server, "get_pods", {"namespace": "bulk"})
     lines = text.splitlines()
     assert len(lines) <= 200 and len(text.encode()) <= 16 * 1024
@@ -141,27 +146,26 @@ def test_large_namespace_stays_bounded(serve):
     assert narrowed.startswith("pods in namespace bulk with selector app=worker-07: 50 total")
 
 
-def test_missing_pod_is_kubectls_own_message(serve):
-    server, _, _ = serve("crashloop")
+def test_missing_pod_names_the_api_servers_message(serve):
+    server, _ = serve("crashloop")
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "nope-1"})
     assert is_error
-    assert text == 'kubectl failed (exit 1): Error from server (NotFound): pods "nope-1" not found'
+    assert text == ('not found (404): pods "nope-1" not found; check the exact name and namespace'
+                    ' (get_pods lists the pods); the object may have been deleted or replaced')
 
 
-def test_kubectl_cache_follows_kubecachedir_through_the_server(kube_sim, tmp_path):
-    # The server must hand KUBECACHEDIR on to kubectl. HOME is a fresh dir of this test's, so
-    # kubectl's default cache ($HOME/.kube/cache) is checked exactly, whatever earlier runs left.
-    sim, home, cache = kube_sim("healthy"), tmp_path / "home", tmp_path / "cache"
+def test_the_server_writes_nothing_under_home(kube_sim, tmp_path):
+    # kubectl proxy reads the kubeconfig and keeps no discovery cache: HOME (a fresh dir of this
+    # test's) stays empty, whatever earlier runs left in the real one.
+    sim, home = kube_sim("healthy"), tmp_path / "home"
     home.mkdir()
     server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig,
-                           "--quiet", env=dict(os.environ, HOME=str(home), KUBECACHEDIR=str(cache)))
+                           "--quiet", env=dict(os.environ, HOME=str(home)))
     try:
         server.initialize()
         ok(server, "get_pods", {"namespace": "prod"})
     finally:
         server.close()
-    entry = "127.0.0.1_" + sim.url.rsplit(":", 1)[1]
-    assert (cache / "discovery" / entry).is_dir()
     assert not (home / ".kube").exists()
 
 
@@ -173,20 +177,20 @@ def cluster_file(tmp_path, *, objects=(), forbidden=()):
     return str(path)
 
 
-def test_forbidden_is_a_one_line_error_naming_kubectls_message(serve, tmp_path):
+def test_forbidden_is_a_one_line_error_naming_the_api_servers_message(serve, tmp_path):
     cluster = cluster_file(tmp_path, forbidden=[{"resource": "events", "namespace": "prod"},
                                                 {"resource": "pods/log"}])
-    server, _, _ = serve(cluster)
+    server, _ = serve(cluster)
     text, is_error = server.call("get_events", {"namespace": "prod"})
     assert is_error and text == (
-        'kubectl was refused (Forbidden): Error from server (Forbidden): events is forbidden: User '
-        '"system:anonymous" cannot list resource "events" in API group "" in the namespace "prod". '
-        "These credentials cannot read that; do not retry it")
+        'the cluster refused this read (403 Forbidden): events is forbidden: User "system:anonymous"'
+        ' cannot list resource "events" in API group "" in the namespace "prod". These credentials'
+        " cannot read that (RBAC); do not retry it, work with what the other tools show")
     text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p",
                                               "previous": True})
-    assert is_error and text.startswith("kubectl was refused (Forbidden): ") and "\n" not in text
+    assert is_error and text.startswith("the cluster refused this read (403 Forbidden): ") and "\n" not in text
     described = ok(server, "describe_pod", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p"})
-    assert "Warning EventsUnavailable Pod/checkout-6f8d9c7b5d-x7k2p count=1: kubectl was refused" in described
+    assert "Warning EventsUnavailable Pod/checkout-6f8d9c7b5d-x7k2p count=1: the cluster refused this read" in described
     assert "container checkout last_state=terminated reason=Error exit_code=1" in described
 
 
@@ -222,7 +226,7 @@ def leaky_objects():
 
 
 def test_secrets_in_describe_events_and_pod_lines_are_redacted(serve, tmp_path):
-    server, _, _ = serve(cluster_file(tmp_path, objects=leaky_objects()))
+    server, _ = serve(cluster_file(tmp_path, objects=leaky_objects()))
     outputs = [ok(server, "describe_pod", {"namespace": "prod", "name": "leaky-1"}),
                ok(server, "get_events", {"namespace": "prod", "name": "leaky-1"}),
                ok(server, "get_events", {"namespace": "prod"}),
@@ -234,3 +238,18 @@ def test_secrets_in_describe_events_and_pod_lines_are_redacted(serve, tmp_path):
     assert 'command "/app --db-password [REDACTED] --api-token=[REDACTED]' in described
     assert described.count("[REDACTED]") >= 6 and events.count("[REDACTED]") == 3
     assert "Warning Leak1 Pod/leaky-1 count=1: client_secret: [REDACTED]" in events
+
+
+def test_check_reads_the_version_through_the_proxy(kube_sim, tmp_path):
+    sim = kube_sim("healthy")
+    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod", "--check"]
+    done = subprocess.run([*argv, "--kubeconfig", sim.kubeconfig], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and '"gitVersion": "v1.32.4"' in done.stderr
+    stale = tmp_path / "kubeconfig"
+    stale.write_text(Path(sim.kubeconfig).read_text())
+    sim.stop()  # the same address, nobody listening any more
+    done = subprocess.run([*argv, "--kubeconfig", str(stale), "--timeout", "5"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "\ncannot reach the Kubernetes API server (" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,5 +1,7 @@
 """Redaction: every secret shape the server promises to hide becomes [REDACTED]; ordinary text stays."""
 
+import time
+
 import pytest
 
 from mcp_kubectl_server.redact import redact
@@ -51,6 +53,20 @@ def test_secret_is_redacted(text, secret):
     "the password expired for user bob",
     "flags --token-file --verbose",
     "command \"app --port 8080 --log-level debug\"",
+    # ordinary log text near the newer patterns (space-separated keys, set, -p, XML, base64)
+    "2026-11-29T11:58:29Z INFO token bucket refilled: 20 tokens available",
+    "INFO set replicas 3 for deployment web",
+    "DEBUG PASSWORD_RESET_TTL is 3600 seconds",
+    "container checkout env PAYMENT_API_KEY from secret payment-credentials key api-key",
+    "the secret to fast builds is caching",
+    "mysql connection pool size=10 -P 3306",
+    "9f3c2e1a7b4d5e6f8a9b0c1d2e3f4a5b6c7d8e9f",
+    "image_id=registry.example.com/shop/cart@sha256:"
+    "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+    "<title>Checkout</title> rendered in 12ms",
+    "cache hit ratio=0.93 keys=1204 evictions=0 user=app host=db.prod sslmode=require",
+    "eyes on the prize: eyJ is just three letters",
+    "https://payments.internal.example.com/v1/charge?id=42",
 ])
 def test_ordinary_text_is_kept(text):
     assert redact(text) == text
@@ -59,6 +75,24 @@ def test_ordinary_text_is_kept(text):
 def test_keeps_the_key_so_the_reader_knows_what_was_hidden():
     assert redact("DB_PASSWORD=hunter2-prod user=app") == "DB_PASSWORD=[REDACTED] user=app"
     assert redact('{"token": "abc", "n": 1}') == '{"token": "[REDACTED]", "n": 1}'
+
+
+@pytest.mark.parametrize("text", [
+    "-----BEGIN PRIVATE KEY-----\n" * 1200,
+    "-----BEGIN PRIVATE KEY-----" + "\n" * 30000,
+    ("MIIEvQIBADANBgkqhkiG9w0B" * 3 + "\n-----END PRIVATE KEY-----\n") * 300,
+    "A" * 32000 + ":",
+    "<a " * 10000,
+    "password: |\n" * 2700,
+    "set DB_PASSWORD " * 2000,
+    '\\"' * 16000,
+    "mysql -p" * 4000,
+], ids=["begins", "begin-blank", "ends", "base64", "tags", "blocks", "set", "escaped", "mysql"])
+def test_hostile_text_for_the_newer_patterns_stays_linear(text):
+    # each took well under 0.1 s when written; a quadratic pattern takes minutes on 32 KB
+    started = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - started < 1.0
 
 
 def test_redaction_is_idempotent():

@@ -1,62 +1,20 @@
-"""Helpers for the mcp_kubectl_server tests (no tests here): a recording kubectl, a stdio driver.
+"""Helpers for the mcp_kubectl_server tests (no tests here): a stdio driver for the server.
 
-`recording_kubectl(tmp_path, rules)` writes an executable Python script that appends its argv to
-a JSONL log and answers from `rules`, dicts {match, stdout, stderr, code, sleep}: the first rule
-whose `match` is a substring of the space-joined argv wins. `ServerProcess` spawns
-`python -m mcp_kubectl_server` and speaks raw newline-delimited JSON-RPC to it.
+`ServerProcess` spawns `python -m mcp_kubectl_server` and speaks raw newline-delimited JSON-RPC
+to it. The cluster behind it is the simulator (conftest.kube_sim) or, for answers a cluster
+should not give, the scripted API server in api_stub.py; both are reached through the server's
+real kubectl proxy.
 """
 
 import json
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# -S: no site module; the script needs only the standard library and starts in a third of the time.
-_SCRIPT = """#!{python} -S
-import json, sys, time
-argv = sys.argv[1:]
-with open({log!r}, "a") as log:
-    log.write(json.dumps(argv) + "\\n")
-joined = " ".join(argv)
-for rule in json.load(open({rules!r})):
-    if rule.get("match", "") in joined:
-        time.sleep(rule.get("sleep", 0))
-        sys.stdout.write(rule.get("stdout", ""))
-        sys.stderr.write(rule.get("stderr", ""))
-        sys.exit(rule.get("code", 0))
-sys.stderr.write("error: no canned answer for " + joined + "\\n")
-sys.exit(1)
-"""
-
-
-class Recorder:
-    def __init__(self, path, log, *, skip=0):
-        self.path, self.log, self.skip = str(path), Path(log), skip
-
-    def calls(self):
-        """Every argv (without the program name) kubectl was run with, in order."""
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()[self.skip:]]
-
-    def from_here(self):
-        """The same kubectl, seen from now on: calls() leaves out the calls made so far."""
-        return Recorder(self.path, self.log, skip=self.skip + len(self.calls()))
-
-
-def recording_kubectl(tmp_path, rules):
-    rules_path, log = tmp_path / "rules.json", tmp_path / "kubectl-calls.jsonl"
-    rules_path.write_text(json.dumps(rules))
-    script = tmp_path / "kubectl"
-    script.write_text(_SCRIPT.format(python=sys.executable, log=str(log), rules=str(rules_path)))
-    script.chmod(0o755)
-    return Recorder(script, log)
 
 
 class ServerProcess:
@@ -137,21 +95,3 @@ class ServerProcess:
         """Everything the server wrote on stderr; call after close()."""
         self._stderr_pump.join(timeout=5)
         return "".join(self.stderr_lines)
-
-
-_PASSTHROUGH = """#!{python} -S
-import json, os, sys
-with open({log!r}, "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\\n")
-real = {real!r}
-os.execv(real, [real] + sys.argv[1:])
-"""
-
-
-def passthrough_kubectl(tmp_path, real="kubectl"):
-    """A kubectl that records its argv, then execs the real kubectl with the same arguments."""
-    log = tmp_path / "real-kubectl-calls.jsonl"
-    script = tmp_path / "kubectl-recording"
-    script.write_text(_PASSTHROUGH.format(python=sys.executable, log=str(log), real=shutil.which(real)))
-    script.chmod(0o755)
-    return Recorder(script, log)

@@ -1,18 +1,24 @@
 """Tool table and argument checks: every hostile value is refused before any kubectl runs."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
+from mcp_kubectl_server.reader import ReadError
+from mcp_kubectl_server.registry import collect, run_tool
+
+from mcp_kubectl_server.registry import load
 from mcp_kubectl_server.server import Server
-from mcp_kubectl_server.tools import ANNOTATIONS, TOOLS, check_arguments, check_scope
+from mcp_kubectl_server.tools import ANNOTATIONS, NAMESPACE, Tool, check_arguments, check_scope
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
 
 ALLOWED = ("default", "prod")
+TOOLS = load().tools
 
 
-def test_four_tools_all_read_only():
-    assert sorted(TOOLS) == ["describe_pod", "get_events", "get_logs", "get_pods"]
+def test_pod_tools_come_first_all_read_only():
+    assert list(TOOLS)[:4] == ["get_pods", "describe_pod", "get_events", "get_logs"]
     for tool in TOOLS.values():
         definition = tool.definition()
         for key, value in ANNOTATIONS.items():
@@ -100,11 +106,47 @@ def test_good_arguments_pass():
 
 
 def test_scope_refusal_names_allowed_namespaces():
-    assert check_scope({"namespace": "prod"}, ALLOWED) is None
-    refusal = check_scope({"namespace": "kube-system"}, ALLOWED)
+    assert check_scope(TOOLS["get_pods"], {"namespace": "prod"}, ALLOWED) is None
+    refusal = check_scope(TOOLS["get_pods"], {"namespace": "kube-system"}, ALLOWED)
     assert "'kube-system' is outside this server's scope" in refusal and "default, prod" in refusal
 
 
 def test_long_values_are_not_echoed_in_full():
     problem = check_label("namespace", "a" * 5000)
     assert len(problem) < 400
+
+
+def _family(name, tools, handlers, order=100):
+    return SimpleNamespace(__name__=name, TOOLS=tools, HANDLERS=handlers, ORDER=order)
+
+
+def test_a_family_adds_tools_and_the_registry_refuses_mistakes():
+    quota = Tool("get_quotas", "Quotas", "q", {"namespace": NAMESPACE}, ("namespace",))
+    nodes = Tool("get_nodes", "Nodes", "n", {}, (), namespaced=False)
+    family = _family("tools_x", [quota, nodes], {"get_quotas": lambda r, a: "q", "get_nodes": lambda r, a: "n"})
+    registry = collect([_family("tools_pods", [TOOLS["get_pods"]], {"get_pods": lambda r, a: "p"}), family])
+    assert list(registry.tools) == ["get_pods", "get_quotas", "get_nodes"]
+    assert run_tool(None, "get_nodes", {}, registry=registry) == ("n", False)
+    assert check_scope(nodes, {}, ALLOWED) is None  # cluster-scoped: bounded by its family
+    assert quota.definition()["description"] == "q"  # as declared: no scope appended
+    assert "outside this server's scope" in check_scope(quota, {}, ALLOWED)  # no namespace: refused
+    with pytest.raises(ValueError, match="declared twice"):
+        collect([family, family])
+    with pytest.raises(ValueError, match="has no handler"):
+        collect([_family("tools_y", [quota], {})])
+    with pytest.raises(ValueError, match="handlers without tools"):
+        collect([_family("tools_y", [], {"get_quotas": len})])
+
+
+def test_a_read_error_is_an_error_result():
+    def failing(reader, args):
+        raise ReadError("not found (404): pods \"x\" not found")
+    registry = collect([_family("tools_z", [TOOLS["get_pods"]], {"get_pods": failing})])
+    assert run_tool(None, "get_pods", {}, registry=registry) == ('not found (404): pods "x" not found', True)
+
+
+def test_a_family_field_check_is_used():
+    tool = Tool("describe_workload", "W", "w", {"namespace": NAMESPACE, "kind": {"type": "string"}},
+                ("namespace", "kind"), checks={"kind": lambda f, v: None if v == "Deployment" else f"{f}: bad"})
+    assert check_arguments(tool, {"namespace": "prod", "kind": "Deployment"}) == []
+    assert check_arguments(tool, {"namespace": "prod", "kind": "Secret"}) == ["kind: bad"]

@@ -64,3 +64,13 @@ def test_checker_catches_a_third_party_import(tmp_path):
     sample.write_text("import json\nimport requests\nfrom yaml import safe_load\n")
     names = [n for _, n in _imported_names(sample) if n.split(".")[0] not in ALLOWED]
     assert names == ["requests", "yaml"]
+
+
+def test_the_server_never_imports_the_agent_and_the_agent_only_its_redactor():
+    """One redaction implementation, shared one way: the server stays importable on its own."""
+    server_imports = [n for path in sorted((ROOT / "mcp_kubectl_server").rglob("*.py"))
+                      for _, n in _imported_names(path)]
+    agent_imports = {n for path in sorted((ROOT / "triage_agent").rglob("*.py"))
+                     for _, n in _imported_names(path) if n.startswith("mcp_kubectl_server")}
+    assert [n for n in server_imports if n.startswith("triage_agent")] == []
+    assert agent_imports == {"mcp_kubectl_server.redact"}

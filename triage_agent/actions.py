@@ -5,6 +5,7 @@ A proposal {kind, namespace, target, reason} from the model goes through, in ord
     validate  kind known, namespace in scope, target a DNS-1123 name   -> invalid
     gate 1    kind enabled for this run (--allow-action KIND)          -> refused
     (repeat)  same (kind, namespace, target) denied earlier this run   -> repeat_denied
+    (audit)   the run's audit log has stopped taking entries           -> audit_unavailable
     gate 2    approve(proposal) -> (bool, note), shown the exact argv  -> denied
     gate 3    execute enabled (--execute)                              -> approved_not_executed
               runner(argv) -> (code, stdout, stderr)                   -> executed | failed
@@ -25,6 +26,7 @@ import subprocess
 import termios
 import time
 
+from mcp_kubectl_server.redact import redact
 from triage_agent.terminal import printable
 
 # kind -> kubectl words before "-n NS"; "{t}" is the validated target
@@ -171,7 +173,7 @@ class ActionGate:
     """Applies validation and the three gates to each propose_action call of one run."""
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
-                 kubectl="kubectl", kubeconfig=None):
+                 kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True):
         if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
             raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
@@ -186,6 +188,7 @@ class ActionGate:
         self.context = context
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
+        self.audit_ok = audit_ok  # () -> bool: False once the audit log cannot be written
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
         self.proposals = []  # every Proposal of this run, in order
 
@@ -206,6 +209,8 @@ class ActionGate:
         key = (proposal.kind, proposal.namespace, proposal.target)
         if key in self.denied:
             return self._finish(proposal, "repeat_denied")
+        if not self._audit_ok():  # an action that cannot be recorded is not even put forward
+            return self._finish(proposal, "audit_unavailable")
         approved, note = self._ask(proposal)
         proposal.gates["approved"], proposal.note = approved, note
         if not approved:
@@ -214,6 +219,12 @@ class ActionGate:
         if not self.execute:
             return self._finish(proposal, "approved_not_executed")
         return self._run(proposal)
+
+    def _audit_ok(self) -> bool:
+        try:
+            return self.audit_ok() is True
+        except Exception:  # a check that fails is an audit log that is not known to work
+            return False
 
     def _ask(self, proposal) -> tuple:
         try:
@@ -231,7 +242,8 @@ class ActionGate:
             proposal.note = f"runner failed ({type(exc).__name__}: {exc})"[:300]
             return self._finish(proposal, "failed")
         proposal.exit_code = code if isinstance(code, int) else None
-        proposal.output = _trim("\n".join(str(part) for part in (stdout, stderr) if part))
+        output = "\n".join(str(part) for part in (stdout, stderr) if part)
+        proposal.output = _trim(redact(output))  # redact first: a cut could split a secret
         return self._finish(proposal, "executed" if code == 0 else "failed")
 
     def _finish(self, proposal, decision, problem="") -> tuple:
@@ -255,6 +267,10 @@ def model_text(proposal) -> str:
     if decision == "repeat_denied":
         return (f"Not asked again: the operator already denied {what} in this run. Nothing "
                 "was run. Do not propose it again.")
+    if decision == "audit_unavailable":
+        return ("Not run: the audit log of this run can no longer be written, so no action can "
+                "execute for the rest of the run and the operator was not asked. Nothing was "
+                "run; put it in proposed_actions of your report instead.")
     if decision == "denied":
         reason = proposal.note or "no reason given"
         return (f"Not approved by the operator: {reason}. Nothing was run. Do not propose "

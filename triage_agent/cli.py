@@ -1,6 +1,8 @@
 """Command line: parse options, wire the seams (model, MCP tools, gate, recorder), show the outcome.
 
     python3 -m triage_agent "SYMPTOM" --namespaces NS[,NS...] [options]
+    python3 -m triage_agent --alert FILE|- --namespaces NS[,NS...] [options]
+    python3 -m triage_agent serve --listen HOST:PORT --namespaces NS[,NS...] [options] (serve.py)
 
 Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
 4 model API or MCP server failure, 128 + N when signal N stopped the run: 130 for ^C (SIGINT),
@@ -26,8 +28,12 @@ from pathlib import Path
 from triage_agent import actions, terminal
 
 DEFAULT_MODEL = "claude-opus-5-5"
+DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Our own server's cluster-scoped read tools: offered without a namespace argument only when the
+# CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node")
 
 
 class UsageError(Exception):
@@ -50,7 +56,9 @@ def build_parser():
     """The argument parser (the issue's option table)."""
     p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
                                 "with a model and read-only kubectl tools.")
-    p.add_argument("symptom", help="what the operator sees, in words")
+    p.add_argument("symptom", nargs="?", help="what the operator sees, in words")
+    p.add_argument("--alert", metavar="FILE|-", help="triage an Alertmanager webhook payload or "
+                   "one alert (a file, or - for stdin) instead of a symptom")
     p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
                    help="namespaces in scope (required; there is no cluster-wide scope)")
     p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn (default: this "
@@ -62,10 +70,20 @@ def build_parser():
     p.add_argument("--effort", choices=EFFORTS, default="medium")
     p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
     p.add_argument("--no-fallbacks", action="store_true", help="no server-side model fallback")
+    p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
+                   "instead of a stream of events (for proxies that cannot pass events on)")
+    p.add_argument("--show-thinking", action="store_true",
+                   help="stream the model's thinking to stderr too, not only its text")
+    p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
+                   metavar="SECONDS", help="streaming: a call whose stream stays silent this "
+                   f"long is sent again (default {DEFAULT_IDLE_TIMEOUT:g})")
     p.add_argument("--max-steps", type=_positive(int, 1), default=12, help="model calls")
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
     p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None)
+    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
+                   help="offer this server tool although its calls name no namespace, so the "
+                   "loop cannot prove they stay in scope (repeatable)")
     p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
                    help="seconds per MCP tool call (default 30)")
     p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
@@ -87,10 +105,15 @@ def check_options(args):
     if not namespaces or bad:
         raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
                          "is not a valid namespace name")
-    if not args.symptom.strip():
-        raise UsageError("the symptom is empty: describe what you see")
+    if args.alert is not None and args.symptom is not None:
+        raise UsageError("give a symptom or --alert, not both")
+    if args.alert is None and not (args.symptom or "").strip():
+        raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
+    if args.execute and not args.allow_action:
+        raise UsageError("--execute without --allow-action can never run anything: enable the "
+                         "action kinds it may run with --allow-action KIND")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
     for flag in ("context", "kubeconfig"):
@@ -119,8 +142,9 @@ def server_argv(args, namespaces):
 
 
 def make_model(args, stderr):
-    """(model seam, model name); the live client says on stderr when it waits to retry."""
-    from triage_agent import replay
+    """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
+    status line, which also shows the client's waits to retry."""
+    from triage_agent import replay, status
     from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
@@ -128,14 +152,23 @@ def make_model(args, stderr):
         except replay.FixtureError as exc:
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
+                             show_thinking=args.show_thinking)
     client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
                             base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                            fallbacks=not args.no_fallbacks,
-                            on_retry=lambda n, delay, error: print(
-                                f"[retry {n}] {error}; trying again in {delay:.1f} s",
-                                file=stderr))
-    model = replay.RecordingModel(client) if args.record else client
+                            fallbacks=not args.no_fallbacks, stream=not args.no_stream,
+                            idle_timeout=args.idle_timeout, on_stream=line.event,
+                            on_retry=lambda n, delay, error: line.retry(
+                                f"[retry {n}] {error}; trying again in {delay:.1f} s"))
+    model = status.StatusModel(client, line)
+    model = replay.RecordingModel(model) if args.record else model
     return model, args.model or DEFAULT_MODEL
+
+
+def unscoped_tools(args):
+    """Server tools offered without a namespace argument: those the operator names, and our own
+    server's cluster-scoped ones when the CLI starts that server (never on a server's say-so)."""
+    return set(args.allow_unscoped_tool) | (set() if args.mcp else set(OWN_SERVER_UNSCOPED))
 
 
 def start_tools(argv, args):
@@ -149,7 +182,13 @@ def start_tools(argv, args):
     client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
     try:
         client.start()
-        toolset = prompts.build_toolset(client.list())
+        server_tools = client.list()
+        listed = {t.get("name") for t in server_tools if isinstance(t, dict)}
+        missing = [name for name in args.allow_unscoped_tool if name not in listed]
+        if missing:
+            raise UsageError(f"--allow-unscoped-tool: the MCP server has no tool named "
+                             f"{', '.join(map(repr, missing))}")
+        toolset = prompts.build_toolset(server_tools, unscoped=unscoped_tools(args))
     except BaseException:
         client.close()
         raise
@@ -161,7 +200,8 @@ def print_failure(args, stop, error, stderr):
     print(f"triage-agent: {error}", file=stderr)
     if args.json and not getattr(args, "outcome_printed", False):
         from triage_agent.loop import Outcome
-        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL)
+        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
+                          alert=getattr(args, "alert_identity", None))
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1))
 
 
@@ -172,13 +212,19 @@ def print_outcome(outcome, args, stderr):
     if args.json:
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     elif outcome.report is not None:
-        terminal.print_stdout(report.render_text(
-            outcome.report, grounding_warnings=outcome.grounding_warnings, context=args.context,
-            kubeconfig=args.kubeconfig))
+        text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
+                                  context=args.context, kubeconfig=args.kubeconfig)
+        if outcome.alert:
+            from triage_agent import alerts
+            text = alerts.render_identity(outcome.alert) + "\n\n" + text
+        terminal.print_stdout(text)
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
         print(f"triage-agent: {outcome.error}", file=stderr)
+    if outcome.audit_error:
+        print(f"triage-agent: {outcome.audit_error}; no action could execute after that",
+              file=stderr)
     for violation in outcome.violations:  # the tool name is the model's: an unknown one too
         tool = terminal.printable(violation["tool"], keep_newlines=False)
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
@@ -192,6 +238,10 @@ def run(args, stderr, signals):
     # imported here, not at the top, so that --help and usage errors start fast
     from triage_agent import loop, records
     namespaces = check_options(args)
+    if args.alert is not None:
+        namespaces = take_alert(args, namespaces, stderr)
+        if namespaces is None:
+            return 0
     policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
                                max_cost_usd=args.max_cost_usd)
@@ -201,12 +251,35 @@ def run(args, stderr, signals):
     try:
         recorder = records.Recorder(audit_path=args.audit_log, trace_path=args.trace,
                                     stderr=stderr)
-    except OSError as exc:
-        raise UsageError(f"cannot open a record file: {exc}") from None
+    except OSError as exc:  # the audit log fails closed: a run it cannot record does not start
+        raise UsageError(f"--audit-log: cannot open {args.audit_log!r} ({exc.strerror or exc}); "
+                         "a run whose audit cannot be written does not start") from None
     try:
         return triage(args, policy, model, model_name, recorder, stderr, signals)
     finally:
         recorder.close()
+
+
+def take_alert(args, ceiling, stderr):
+    """--alert: the symptom from the alert, the namespaces it names inside the ceiling; None when
+    nothing fires (said in one line, and with --json as an outcome)."""
+    from triage_agent import alerts
+    try:
+        firing = alerts.parse_payload(alerts.read_payload(args.alert))
+    except alerts.AlertError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    if not firing:
+        args.alert_identity = {"alerts": []}
+        print_failure(args, "not_firing", "no firing alert in the payload: nothing to triage",
+                      stderr)
+        return None
+    args.alert_identity = alerts.identity(firing)
+    try:
+        namespaces = alerts.scope(firing, ceiling)
+    except alerts.ScopeError as exc:
+        raise UsageError(f"--alert: {exc}") from None
+    args.symptom = alerts.symptom(firing)
+    return namespaces
 
 
 def triage(args, policy, model, model_name, recorder, stderr, signals):
@@ -229,6 +302,8 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    outcome.audit_error = recorder.audit_error
+    outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
@@ -247,13 +322,16 @@ def server_line(client):
 def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
     """Wire the gate and the settings and run the loop; returns its Outcome."""
     from triage_agent import loop
-    if toolset.not_offered:
-        print("triage-agent: not offered to the model (not annotated read-only): "
-              + ", ".join(toolset.not_offered), file=stderr)
+    reasons = {}
+    for left_out in toolset.not_offered:
+        reasons.setdefault(left_out["reason"], []).append(left_out["tool"])
+    for reason, names in reasons.items():
+        print(f"triage-agent: not offered to the model ({reason}): "
+              + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig)
+                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok)
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
@@ -273,7 +351,11 @@ def save_recording(args, model, model_name, stderr):
 
 
 def main(argv=None):
-    """Run the triage CLI; returns the process exit code."""
+    """Run the triage CLI (or `serve`); returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from triage_agent import serve
+        return serve.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)

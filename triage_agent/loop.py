@@ -13,13 +13,16 @@ Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam rai
 KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
 (request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
 (.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
-The wire side of a turn (request body, response checks, tool_result blocks, spend) is turns.py.
+Every tool result is redacted (mcp_kubectl_server.redact) before the ledger, the audit, the trace
+or the model sees it, whichever server produced it. The wire side of a turn (request body,
+response checks, tool_result blocks, spend) is turns.py.
 """
 
 import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
 from triage_agent import prompts, records, report, terminal, turns
 from triage_agent.mcp_client import McpError
@@ -47,6 +50,7 @@ class Outcome:
     steps: int = 0
     tool_calls: int = 0
     violations: list = field(default_factory=list)
+    not_offered: list = field(default_factory=list)   # [{tool, reason}]: server tools left out
     proposals: list = field(default_factory=list)
     grounding_warnings: list = field(default_factory=list)
     usage: dict = field(default_factory=lambda: {"input": 0, "output": 0, "cache_read": 0,
@@ -56,6 +60,8 @@ class Outcome:
     trace: str = None
     audit_log: str = None
     error: str = None
+    audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
+    alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
 
     @property
     def exit_code(self):
@@ -205,8 +211,9 @@ class _Run:
             return self.write_report(use, arguments, step, last)
         if last and entry:
             return self.refuse(step, use, rules.Decision("not_run_last", prompts.NOT_RUN_LAST))
-        decision = rules.check_call(self.policy, self.ledger, name, entry, arguments,
-                                    available=sorted(self.toolset.by_api_name))
+        decision, arguments, filled = rules.check_call(
+            self.policy, self.ledger, name, entry, arguments,
+            available=sorted(self.toolset.by_api_name))
         if decision:
             if decision.decision == "duplicate" and rules.repeats_exhausted(self.policy,
                                                                             self.ledger):
@@ -214,7 +221,7 @@ class _Run:
             return self.refuse(step, use, decision)
         if entry["kind"] == "propose":
             return self.propose(use, arguments, step)
-        return self.execute(use, entry, arguments, step)
+        return self.execute(use, entry, arguments, step, filled)
 
     def refuse(self, step, use, decision):
         is_error = decision.decision != "duplicate"
@@ -227,18 +234,21 @@ class _Run:
         self.outcome.violations.append({"step": step, "tool": use["name"],
                                         "arguments": use.get("input"), "decision": decision})
 
-    def execute(self, use, entry, arguments, step):
+    def execute(self, use, entry, arguments, step, filled):
+        """Run a proven call (`arguments` include what the loop `filled` in)."""
         started = time.time()
         try:
             text, is_error = self.tools.call(entry["name"], arguments)
-        except McpError as exc:
+        except McpError as exc:  # its message carries the server's stderr tail
             self.audit(step, use, "mcp_error", True, str(exc))
-            raise RunEnded("mcp_error", f"MCP server failed: {exc}") from exc
+            raise RunEnded("mcp_error", redact(f"MCP server failed: {exc}")) from exc
         except Exception as exc:  # a tool failure is a value the model sees
             text, is_error = f"tool call failed ({type(exc).__name__}): {exc}", True
-        text = text if isinstance(text, str) else str(text)
+        # whatever the server: nothing it returns reaches the ledger, audit, trace or model
+        # before it is redacted (ours redacts too; a third-party server may not)
+        text = redact(text if isinstance(text, str) else str(text))
         rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
-        self.audit(step, use, "executed", is_error, text)
+        self.audit(step, use, "executed", is_error, text, **({"filled": filled} if filled else {}))
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
                                      arguments=arguments, text=text, is_error=is_error,
                                      started=started, ended=time.time()))
@@ -250,6 +260,7 @@ class _Run:
                 "proposal_refused", "propose_action is not enabled in this run; list the "
                 "action in the report's proposed_actions instead.", violation=True))
         text, is_error, proposal = self.gate.propose(arguments)
+        text = redact(text)  # it may quote kubectl's output
         decision = proposal.decision
         self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
         self.audit(step, use, f"proposal_{decision}", is_error, text)
@@ -295,18 +306,27 @@ class _Run:
         except Exception:  # like the audit sink: a failing trace sink must not end the run
             pass
 
-    def audit(self, step, use, decision, is_error, text):
+    def audit(self, step, use, decision, is_error, text, **extra):
         entry = self.toolset.by_api_name.get(use["name"])
         arguments = use.get("input")
         if entry and entry["kind"] == "report" and isinstance(arguments, dict):
             arguments = report_digest(arguments)
+        self.record(step=step, tool=entry["name"] if entry else use["name"],
+                    tool_use_id=use["id"], arguments=arguments, decision=decision,
+                    is_error=bool(is_error), bytes=len(text.encode("utf-8", "replace")), **extra)
+
+    def record(self, **fields):
         try:
-            self.recorder.audit(step=step, tool=entry["name"] if entry else use["name"],
-                                tool_use_id=use["id"], arguments=arguments,
-                                decision=decision, is_error=bool(is_error),
-                                bytes=len(text.encode("utf-8", "replace")))
+            self.recorder.audit(**fields)
         except Exception:  # an audit sink failing must not end the run; the trace keeps going
             pass
+
+    def list_not_offered(self):
+        """The server tools the model is not offered, with why: in the outcome and the audit."""
+        self.outcome.not_offered = list(self.toolset.not_offered)
+        for left_out in self.toolset.not_offered:
+            self.record(step=0, tool=left_out["tool"], decision="not_offered",
+                        reason=left_out["reason"])
 
 
 def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, gate=None,
@@ -318,6 +338,7 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
                toolset=toolset, gate=gate, recorder=recorder or records.Recorder(quiet=True),
                progress=progress)
     try:
+        run.list_not_offered()
         run.run()
     except RunEnded as ended:
         run.outcome.stop, run.outcome.error = ended.stop, ended.error

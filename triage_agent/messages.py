@@ -1,12 +1,17 @@
 """Raw-HTTP client for the Anthropic Messages API (stdlib urllib, no SDK).
 
-One call is one `POST {base}/v1/messages` with a JSON body and these headers:
+One call is one `POST {base}/v1/messages` with a JSON body (plus `"stream": true` when
+streaming) and these headers:
 
     x-api-key: KEY                         anthropic-version: 2026-10-21
     content-type: application/json         anthropic-beta: server-side-fallback-2026-07-01
                                                             (only when fallbacks are on)
 
     attempt ──> 200 + message JSON ──────────────────────────> return the body (dict)
+        │   ├─> 200 + event stream ── message_stop ───────────> the assembled message (sse.py)
+        │   │        └─ error event / dropped / silent / no message_stop / bad tool JSON
+        │   │                       ── retries left ─> sleep, attempt again (nothing partial
+        │   │                       └─ none left ──> ApiError(200, ...)   reached the loop)
         │   └─> 200 + anything else ─────────────────────────> ApiError(200, invalid_response)
         ├─> 4xx/5xx ── retryable? ── yes, retries left ──> sleep, attempt again
         │                         └─ no / none left ─────────> ApiError(status, error.type, ...)
@@ -19,7 +24,11 @@ present; otherwise 408, 409, 429 and every 5xx (529 overloaded included). The wa
 `retry-after-ms` or `retry-after` (seconds) when the server gives one of at most 60 s, else
 exponential backoff from 0.5 s doubling to at most 8 s, minus up to 25 % jitter.
 Errors arrive as `{"type": "error", "error": {"type", "message"}, "request_id"}` with a
-`request-id` header; both ids are kept so an operator can quote them.
+`request-id` header; both ids are kept so an operator can quote them, a failed stream's too.
+
+Timeouts: without streaming one socket operation may take `timeout` (600 s: the whole answer
+is one read). Streaming, the same socket timeout becomes an idle timeout, `idle_timeout`
+seconds without a byte (pings are bytes), so a dead connection is noticed in seconds.
 """
 
 import email.utils
@@ -31,14 +40,20 @@ import time
 import urllib.error
 import urllib.request
 
+from triage_agent import sse
+
 API_VERSION = "2026-10-21"
 FALLBACK_BETA = "server-side-fallback-2026-07-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_TIMEOUT = 600.0  # seconds per socket operation; long non-streaming answers take minutes
+DEFAULT_IDLE_TIMEOUT = 30.0  # streaming: seconds without a byte (an event or a ping) -> retry
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
 USER_AGENT = "triage-agent/0.1 (python-urllib)"
+# error events in a stream that sending the request again cannot fix (their HTTP twins are 4xx)
+NOT_RETRIED_IN_STREAM = ("invalid_request_error", "authentication_error", "permission_error",
+                         "not_found_error", "request_too_large")
 
 
 class ApiError(Exception):
@@ -71,15 +86,19 @@ class MessagesClient:
     """Callable model seam: `client(request_body) -> response_body` over HTTP with retries."""
 
     def __init__(self, *, api_key, base_url=DEFAULT_BASE_URL, fallbacks=True, max_retries=2,
-                 timeout=DEFAULT_TIMEOUT, sleep=time.sleep, rand=random.random, on_retry=None):
+                 timeout=DEFAULT_TIMEOUT, stream=False, idle_timeout=DEFAULT_IDLE_TIMEOUT,
+                 on_stream=None, sleep=time.sleep, rand=random.random, on_retry=None):
         self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
         self.fallbacks = fallbacks
         self.max_retries = max(0, int(max_retries))
         self.timeout = timeout
+        self.stream = stream
+        self.idle_timeout = idle_timeout
         self._api_key = api_key
         self._sleep = sleep
         self._rand = rand
         self._on_retry = on_retry  # on_retry(attempt, delay_seconds, error): progress lines
+        self._on_stream = on_stream  # on_stream(meaning): each event's meaning (sse.py)
         self.last_request_id = None
         self.retries = 0  # total retries over the client's life, for the outcome
 
@@ -97,6 +116,8 @@ class MessagesClient:
         if not self.url.startswith(("http://", "https://")):
             raise ApiError(None, "invalid_url", f"the API base URL must start with http:// or"
                            f" https:// (got {self.url[:-len('/v1/messages')]!r})")
+        if self.stream:  # the loop's request stays as it is: records and replay see no change
+            request_body = dict(request_body, stream=True)
         try:
             data = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as exc:
@@ -118,9 +139,15 @@ class MessagesClient:
     def _attempt(self, data: bytes) -> dict:
         request = urllib.request.Request(self.url, data=data, headers=self._headers(),
                                          method="POST")
+        wait = self.idle_timeout if self.stream else self.timeout
+        status, rid = None, None  # known once the response has started
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=wait) as response:
                 headers = _lower(response.headers)
+                status, rid = 200, headers.get("request-id")
+                self.last_request_id = rid
+                if headers.get("content-type", "").startswith("text/event-stream"):
+                    return self._read_stream(response, rid)
                 body = response.read()
         except urllib.error.HTTPError as exc:
             headers = _lower(exc.headers)
@@ -132,23 +159,49 @@ class MessagesClient:
                 exc.close()
             raise self._status_error(exc.code, headers, body) from None
         except (TimeoutError, socket.timeout) as exc:
-            raise _Retryable(ApiError(None, "timeout_error",
-                                      f"no answer within {self.timeout:g} s ({exc})")) from None
+            raise _Retryable(ApiError(status, "timeout_error", self._silence(status, exc),
+                                      rid)) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(ApiError(None, "timeout_error",
-                                          f"no answer within {self.timeout:g} s")) from None
+                                          self._silence(None, exc.reason))) from None
             raise _Retryable(ApiError(None, "connection_error",
                                       f"cannot reach {self.url}: {exc.reason}")) from None
         except (ValueError, http.client.InvalidURL) as exc:  # configuration, not a retry case
             raise ApiError(None, "invalid_url", f"cannot use {self.url!r}: {exc}") from None
         except (OSError, http.client.HTTPException) as exc:
             # reset, RemoteDisconnected, IncompleteRead: the connection broke mid-exchange
-            raise _Retryable(ApiError(None, "connection_error",
+            raise _Retryable(ApiError(status, "connection_error",
                                       f"connection to {self.url} broke:"
-                                      f" {type(exc).__name__}: {exc}")) from None
-        self.last_request_id = headers.get("request-id")
+                                      f" {type(exc).__name__}: {exc}", rid)) from None
         return self._parse_message(body, headers)
+
+    def _read_stream(self, response, rid) -> dict:
+        """The streamed answer as one message; a stream that fails is retryable (sse.py)."""
+        try:
+            message = sse.read_message(response, on_event=self._tell)
+        except sse.StreamError as exc:
+            error = ApiError(200, exc.error_type, f"{exc.message} (in the event stream)", rid)
+            if exc.error_type in NOT_RETRIED_IN_STREAM:
+                raise error from None
+            raise _Retryable(error) from None
+        if message.get("type") != "message":   # the same check as a plain answer's
+            raise ApiError(200, "invalid_response", "the API streamed something that is not a"
+                           f" message: {_snippet(json.dumps(message).encode())}", rid)
+        return message
+
+    def _tell(self, meaning):
+        if self._on_stream is not None:
+            try:
+                self._on_stream(meaning)
+            except Exception:  # a status line that cannot be drawn must not fail the call
+                pass
+
+    def _silence(self, status, exc) -> str:
+        wait = self.idle_timeout if self.stream else self.timeout
+        if status is not None and self.stream:
+            return f"the event stream was silent for {wait:g} s ({exc})"
+        return f"no answer within {wait:g} s ({exc})"
 
     def _status_error(self, status, headers, body):
         error_type, message, rid = _error_fields(status, body)

@@ -2,20 +2,20 @@
 
 `check_call` applies them in DESIGN.md's order, one tool_use at a time:
 
-    1 unknown tool -> 2 arguments fail the schema -> 3 namespace out of scope
+    1 unknown tool -> 2 arguments fail the schema -> 3 scope not proven (scope.py)
       -> 4 duplicate (cached result) -> 5 tool budget spent -> run it
 
 The first rule that refuses returns a `Decision` whose text is an instruction the model can act
-on; `None` means the call may run. The `Ledger` holds what the rules need to remember during one
-run (executed calls, cached results, repeats). No I/O here: the loop executes and records.
+on; `None` means the call may run, with the arguments rule 3 returns (it may fill in the one
+allowed namespace, or an all-namespaces flag as false). The `Ledger` holds what the rules need
+to remember during one run (executed calls, cached results, repeats). No I/O here: the loop
+executes and records.
 """
 
 import json
 from dataclasses import dataclass, field
 
-from triage_agent import schema
-
-ALL_NAMESPACES_KEYS = {"allnamespaces", "a", "clusterwide", "cluster"}
+from triage_agent import schema, scope
 
 
 @dataclass(frozen=True)
@@ -50,33 +50,6 @@ def call_key(name, arguments):
     return name + " " + json.dumps(arguments, sort_keys=True, separators=(",", ":"))
 
 
-def _namespace_values(arguments):
-    """Every namespace-like argument value, and whether an all-namespaces flag is set."""
-    values, all_ns = [], False
-    for key, value in arguments.items():
-        norm = key.lower().replace("-", "").replace("_", "")
-        if norm in ("namespace", "namespaces", "ns"):
-            values.extend(value if isinstance(value, list) else [value])
-        elif norm in ALL_NAMESPACES_KEYS and value not in (False, None, "", 0, "false"):
-            all_ns = True
-    return values, all_ns
-
-
-def scope_refusal(arguments, namespaces):
-    """Refuse a call naming a namespace outside the allow-list, or all of them."""
-    values, all_ns = _namespace_values(arguments)
-    allowed = ", ".join(namespaces)
-    if all_ns:
-        return Decision("out_of_scope", "refused: calls across all namespaces are not allowed. "
-                        f"Namespaces in scope: {allowed}. Name one of them.", violation=True)
-    for value in values:
-        if value not in namespaces:
-            return Decision("out_of_scope", f"refused: namespace {value!r} is out of scope for "
-                            f"this run. Namespaces in scope: {allowed}. Do not ask again; "
-                            "report it if you think it matters.", violation=True)
-    return None
-
-
 def unknown_tool(name, available):
     """Refusal for a tool name the model made up."""
     return Decision("unknown_tool", f"Unknown tool {name!r}. Available tools: "
@@ -95,15 +68,26 @@ def schema_refusal(arguments, input_schema):
 
 
 def check_call(policy, ledger, name, entry, arguments, *, available):
-    """Apply rules 1-5 to one call (1-2 only for propose_action); None: it may run."""
+    """Apply rules 1-5 to one call (1-2 only for propose_action): (Decision or None, the
+    arguments to run, what rule 3 filled in)."""
     if entry is None:
-        return unknown_tool(name, available)
+        return unknown_tool(name, available), arguments, {}
     refusal = schema_refusal(arguments, entry["schema"])
     if refusal or entry["kind"] != "server":
-        return refusal  # a proposal's scope is checked, and recorded, by its gate
-    refusal = scope_refusal(arguments, policy.namespaces)
-    if refusal:
-        return refusal
+        return refusal, arguments, {}  # a proposal's scope is checked, and recorded, by its gate
+    proof = scope.check_scope(arguments, entry["scope"], policy.namespaces, tool=name)
+    if proof.refusal:
+        decision, text, violation = proof.refusal
+        return Decision(decision, text, violation=violation), arguments, {}
+    arguments = proof.arguments
+    if proof.filled:  # what the loop filled in must still fit the tool's schema
+        refusal = schema_refusal(arguments, entry["schema"])
+        if refusal:
+            return refusal, arguments, {}
+    return _repeat_or_budget(policy, ledger, entry, arguments), arguments, proof.filled
+
+
+def _repeat_or_budget(policy, ledger, entry, arguments):
     key = call_key(entry["name"], arguments)
     if key in ledger.cache:
         ledger.repeats += 1

@@ -10,7 +10,10 @@
   by `model_call_span` / `tool_span` with OpenTelemetry GenAI attribute names.
 
 Record writing never ends a run: a failing audit file or trace file is disabled with one
-warning on stderr, and the run goes on (the audit lines still reach stderr).
+warning on stderr, and the run goes on (the audit lines still reach stderr). The audit file is a
+safety record and fails closed: one that cannot be opened raises OSError from `Recorder()` (the
+run must not start), and once a write has failed `audit_error` says why, so the action gate
+refuses to run anything for the rest of the run.
 """
 
 import datetime
@@ -176,13 +179,16 @@ def audit_line(entry: dict) -> str:
 class _JsonlFile:
     """An append-only JSONL file that disables itself (with one warning) on the first error."""
 
-    def __init__(self, path, what, warn):
+    def __init__(self, path, what, warn, *, must_open=False, consequence="disabled"):
         self.what, self._warn, self._file = what, warn, None
+        self.consequence, self.failure = consequence, None
         if path is None:
             return
         try:
             self._file = open(path, "a", encoding="utf-8")
         except OSError as exc:
+            if must_open:
+                raise
             self._fail(exc)
 
     def write(self, record) -> bool:
@@ -202,8 +208,9 @@ class _JsonlFile:
             return False
 
     def _fail(self, exc):
-        self._warn(f"warning: cannot write the {self.what} ({type(exc).__name__}: {exc});"
-                   f" {self.what} disabled for the rest of this run")
+        self.failure = f"cannot write the {self.what} ({type(exc).__name__}: {exc})"
+        self._warn(f"warning: {self.failure}; {self.what} {self.consequence} for the rest of "
+                   "this run")
         self.close()
 
     def close(self):
@@ -216,14 +223,25 @@ class _JsonlFile:
 
 
 class Recorder:
-    """Audit entries (JSONL + a stderr line each) and trace lines (JSONL); never raises."""
+    """Audit entries (JSONL + a stderr line each) and trace lines (JSONL); raises only OSError
+    from the constructor, for an audit file it cannot open."""
 
     def __init__(self, *, audit_path=None, trace_path=None, stderr=sys.stderr, quiet=False,
                  clock=time.time):
         self._stderr, self.quiet, self._clock = stderr, quiet, clock
-        self._audit = _JsonlFile(audit_path, "audit log", self._say)
+        self._audit = _JsonlFile(audit_path, "audit log", self._say, must_open=True,
+                                 consequence="disabled and no action can execute")
         self._trace = _JsonlFile(trace_path, "trace", self._say)
         self.entries = []  # every audit entry of the run, also when no file is given
+
+    @property
+    def audit_error(self):
+        """Why the audit file stopped taking entries during the run, or None while it works."""
+        return self._audit.failure
+
+    def audit_ok(self) -> bool:
+        """True while every audit entry asked for is being written (the gate's check)."""
+        return self._audit.failure is None
 
     def _say(self, line):
         try:

@@ -92,6 +92,15 @@ class QuietStream:
         except (OSError, ValueError, AttributeError):
             pass
 
+    def isatty(self):
+        try:
+            return self.stream.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def fileno(self):
+        return self.stream.fileno()   # raises like the stream's own when there is none
+
 
 def print_stdout(text):
     """Print `text` on stdout; if nobody is reading any more, stop writing stdout quietly."""
