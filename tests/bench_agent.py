@@ -39,23 +39,25 @@ def cold_start(*args):
     return time.perf_counter() - started
 
 
+def replay_once(sim, trace):
+    """(wall seconds, seconds inside tool calls) of one replay through the CLI."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "triage_agent", SYMPTOM, "--namespaces", "prod",
+                    "--replay", str(FIXTURE), "--kubeconfig", sim.kubeconfig, "--json",
+                    "--trace", str(trace)], cwd=ROOT, env=_env(), capture_output=True,
+                   timeout=120, check=True)
+    wall = time.perf_counter() - started
+    spans = [json.loads(line) for line in Path(trace).read_text().splitlines()]
+    return wall, sum(s["duration_ms"] or 0 for s in spans if s["kind"] == "execute_tool") / 1000
+
+
 def replay_wall(sim, workdir):
     """Medians of (wall seconds, seconds inside tool calls, share outside them) of the replay
     through the CLI; the share is taken per run."""
-    walls, tools, outside = [], [], []
-    for i in range(PAIRS):
-        trace = Path(workdir) / f"trace{i}.jsonl"
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "triage_agent", SYMPTOM, "--namespaces", "prod",
-                        "--replay", str(FIXTURE), "--kubeconfig", sim.kubeconfig, "--json",
-                        "--trace", str(trace)], cwd=ROOT, env=_env(), capture_output=True,
-                       timeout=120, check=True)
-        walls.append(time.perf_counter() - started)
-        spans = [json.loads(line) for line in trace.read_text().splitlines()]
-        tools.append(sum(s["duration_ms"] or 0 for s in spans if s["kind"] == "execute_tool")
-                     / 1000)
-        outside.append((walls[-1] - tools[-1]) / walls[-1])
-    return statistics.median(walls), statistics.median(tools), statistics.median(outside)
+    runs = [replay_once(sim, Path(workdir) / f"trace{i}.jsonl") for i in range(PAIRS)]
+    return (statistics.median(wall for wall, _ in runs),
+            statistics.median(tools for _, tools in runs),
+            statistics.median((wall - tools) / wall for wall, tools in runs))
 
 
 def body_bytes(sim):

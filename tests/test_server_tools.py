@@ -30,7 +30,8 @@ def test_pod_tools_come_first_all_read_only():
 def test_tools_list_is_the_same_bytes_whatever_the_allowed_namespaces():
     # Tools come first in the Messages API's prompt cache: a namespace in them would give every
     # set of namespaces a cache of its own, system prompt included.
-    answers = [json.dumps(Server(None, allowed_namespaces=allowed, stdin=None, stdout=None,
+    idle_reader = SimpleNamespace(prepare=lambda: None)  # tools/list reads nothing
+    answers = [json.dumps(Server(idle_reader, allowed_namespaces=allowed, stdin=None, stdout=None,
                                  stderr=None).tools_list({}, 1))
                for allowed in (("prod",), ("default", "prod"), ("staging", "team-a"))]
     assert answers[0] == answers[1] == answers[2]
