@@ -1,0 +1,44 @@
+"""pytest plugin: `--shard K/N` keeps every N-th collected test, starting with the K-th.
+
+    python3 -m pytest -p tests.shard --shard 1/2      # and, at the same time, --shard 2/2
+
+N processes with shards 1/N .. N/N run each test exactly once between them. Interleaving (not
+halves of the file list) spreads a file's slow tests over the shards. tests/run_shards.py runs
+the shards side by side for `make test`; without the option nothing is left out.
+"""
+
+import pytest
+
+
+def parse_shard(value):
+    """(k, n) from "K/N" with 1 <= K <= N; UsageError otherwise."""
+    try:
+        k, n = (int(part) for part in value.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard {value!r}: expected K/N, e.g. 1/2") from None
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--shard {value!r}: K must be from 1 to N")
+    return k, n
+
+
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, metavar="K/N",
+                     help="run only every N-th collected test, starting with the K-th")
+
+
+def pytest_configure(config):
+    value = config.getoption("shard")
+    if value is not None:
+        parse_shard(value)  # a bad value stops the run before collection
+
+
+def pytest_collection_modifyitems(config, items):
+    value = config.getoption("shard")
+    if value is None:
+        return
+    k, n = parse_shard(value)
+    kept = [item for i, item in enumerate(items) if i % n == k - 1]
+    dropped = [item for i, item in enumerate(items) if i % n != k - 1]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
