@@ -48,7 +48,8 @@ def replay_once(sim, trace):
                    timeout=120, check=True)
     wall = time.perf_counter() - started
     spans = [json.loads(line) for line in Path(trace).read_text().splitlines()]
-    return wall, sum(s["duration_ms"] or 0 for s in spans if s["kind"] == "execute_tool") / 1000
+    return wall, sum(int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])
+                     for s in spans if s["name"].startswith("execute_tool ")) / 1e9
 
 
 def replay_wall(sim, workdir):

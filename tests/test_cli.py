@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.otlp_receiver import attrs
 from triage_agent import cli, report, schema
 from triage_agent.loop import Outcome
 
@@ -27,8 +28,8 @@ USAGE = {"type": "object", "required": ["input", "output", "cache_read", "cache_
 OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
-                 "grounding_warnings", "usage", "cost_usd", "model", "trace", "audit_log",
-                 "error", "audit_error", "not_offered", "alert"],
+                 "grounding_warnings", "usage", "cost_usd", "model", "trace", "trace_id",
+                 "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -44,21 +45,32 @@ OUTCOME_SCHEMA = {
         "cost_usd": {"type": ["number", "null"]},
         "model": {"type": "string"},
         "trace": {"type": ["string", "null"]},
+        "trace_id": {"type": ["string", "null"]},
         "audit_log": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
         "audit_error": {"type": ["string", "null"]},
         "not_offered": {"type": "array", "items": {
             "type": "object", "required": ["tool", "reason"]}},
         "alert": {"type": ["object", "null"]},
+        "actions_taken": {"type": "object", "additionalProperties": False,
+                          "required": ["executed", "failed", "approved_not_run", "denied"],
+                          "properties": {key: {"type": "array"} for key in (
+                              "executed", "failed", "approved_not_run", "denied")}},
     }}
 
 
 def run_cli(*args, env=None, timeout=60):
-    """`python -m triage_agent ARGS` from the project root, without an API key."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    """`python -m triage_agent ARGS` from the project root, without an API key or the
+    developer's own OpenTelemetry settings."""
+    environ = clean_env()
     environ.update(env or {})
     return subprocess.run([sys.executable, "-m", "triage_agent", *args], cwd=ROOT, env=environ,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def clean_env():
+    """os.environ without ANTHROPIC_* and OTEL_* (a test sets what it means to test)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
 
 
 def replay_args(sim, fixture, *extra):
@@ -84,11 +96,14 @@ def test_injection_attempt_refused_and_report_lands(kube_sim, tmp_path):
     decisions = [e["decision"] for e in jsonl(audit)]
     assert decisions == ["executed"] * 3 + ["unknown_tool", "out_of_scope", "proposal_refused",
                                             "report_accepted"]
-    spans = jsonl(trace)
-    assert [s["attributes"]["gen_ai.operation.name"] for s in spans].count("chat") == 4
-    tools = [s["attributes"]["gen_ai.tool.name"] for s in spans
-             if s["attributes"]["gen_ai.operation.name"] == "execute_tool"]
-    assert tools == ["get_pods", "get_logs", "describe_pod"]  # nothing refused was executed
+    spans = [attrs(s) for s in jsonl(trace)]
+    assert [s["gen_ai.operation.name"] for s in spans].count("chat") == 4
+    mcp = [s["gen_ai.tool.name"] for s in spans if s.get("mcp.method.name") == "tools/call"]
+    assert mcp == ["get_pods", "get_logs", "describe_pod"]  # nothing refused reached the server
+    local = [(s["gen_ai.tool.name"], s["triage_agent.decision"]) for s in spans
+             if s["gen_ai.operation.name"] == "execute_tool" and "mcp.method.name" not in s]
+    assert local == [("propose_action", "proposal_refused"), ("write_report", "report_accepted")]
+    assert {e["trace_id"] for e in jsonl(audit)} == {s["traceId"] for s in jsonl(trace)}
     assert sim.journal_entries() == []                          # no write reached the cluster
 
 
@@ -170,11 +185,14 @@ def test_json_usage_error_after_parsing_is_one_object():
 def test_tool_budget_from_the_cli(kube_sim, tmp_path):
     trace = tmp_path / "trace.jsonl"
     out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--json",
-                               "--max-tool-calls", "1", "--trace", str(trace)))
+                               "--max-tool-calls", "1", "--trace", str(trace)),
+                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     outcome = json.loads(out.stdout)
     assert out.returncode == 3 and outcome["tool_calls"] == 1, out.stderr
     assert out.stderr.count("· budget_spent · error") == 2
-    assert "[budget: 0 tool calls and 11 model calls left]" in trace.read_text()
+    sent = [attrs(s)["gen_ai.input.messages"] for s in jsonl(trace) if s["kind"] == 3]
+    assert "[budget: 0 tool calls and 11 model calls left]" not in sent[0]
+    assert "[budget: 0 tool calls and 11 model calls left]" in sent[1]   # the next request
 
 
 def test_a_violation_line_escapes_the_model_s_tool_name(capsys):

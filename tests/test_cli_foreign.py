@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.fake_messages_api import SMALL_USAGE, response, tool_use
+from tests.otlp_receiver import attrs
 from tests.test_cli import jsonl, run_cli
 from triage_agent import cli, report
 
@@ -38,15 +39,17 @@ def test_dotted_and_long_names_round_trip_and_unsafe_tools_are_not_offered(tmp_p
     out = run_cli(*cli_args(tmp_path, message(("k8s_echo_v1", {"namespace": "prod"}),
                                               (LONG_API, {}), ("crash", {})),
                             server_flags=flags, extra=["--trace", str(trace),
-                                                       "--audit-log", str(audit)]))
+                                                       "--audit-log", str(audit)]),
+                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     assert out.returncode == 3 and json.loads(out.stdout)["stop"] == "replay_exhausted"
     offered_lines = [line for line in out.stderr.splitlines() if "not offered" in line]
     assert "(not annotated read-only)" in offered_lines[0]
     assert len(offered_lines) == 1 and "crash" in offered_lines[0] and "env" in offered_lines[0]
-    tools = [t["name"] for t in jsonl(trace)[0]["input"]["context"]["tools"]]
+    spans = [attrs(s) for s in jsonl(trace)]
+    tools = [t["name"] for t in json.loads(spans[0]["gen_ai.tool.definitions"])]
     assert tools == ["k8s_echo_v1", LONG_API, "propose_action", "write_report"]
-    executed = {s["attributes"]["gen_ai.tool.name"]: s["output"]["text"] for s in jsonl(trace)
-                if s["kind"] == "execute_tool"}
+    executed = {s["gen_ai.tool.name"]: s["gen_ai.tool.call.result"] for s in spans
+                if s["gen_ai.operation.name"] == "execute_tool"}
     assert executed == {DOTTED: '{"namespace": "prod"}', LONG: executed[LONG]}
     assert executed[LONG].startswith("first") and executed[LONG].endswith("last")
     decisions = [(e["tool"], e["decision"]) for e in jsonl(audit) if e["step"]]

@@ -5,6 +5,7 @@ import json
 import os
 import pty
 import select
+import shlex
 import signal
 import sys
 import time
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from tests.fake_messages_api import SMALL_USAGE, response
-from tests.test_cli import ROOT
+from tests.test_cli import ROOT, clean_env
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
 PODS_QUOTE = f"{POD} phase=Running ready=0/1 restarts=47"
@@ -41,14 +42,16 @@ def fixture(tmp_path):
     return path
 
 
-def run_on_pty(argv, answer, timeout=60):
-    """Run argv with a controlling pty (for the approval) and stdout on a pipe."""
+def run_on_pty(argv, answer, timeout=60, env=None):
+    """Run argv with a controlling pty (for the approval) and stdout on a pipe; `answer` is
+    typed at the prompt (a str, then Enter) or is a callable given the pty's master fd."""
     out_r, out_w = os.pipe()
+    environ = {**clean_env(), **(env or {})}
     pid, master = pty.fork()
     if pid == 0:  # child: stdout to the pipe, the pty stays the controlling terminal
         os.dup2(out_w, 1)
         os.chdir(ROOT)
-        os.execv(sys.executable, [sys.executable, "-m", "triage_agent", *argv])
+        os.execve(sys.executable, [sys.executable, "-m", "triage_agent", *argv], environ)
     os.close(out_w)
     deadline, screen, answered = time.monotonic() + timeout, b"", False
     while time.monotonic() < deadline:
@@ -62,7 +65,10 @@ def run_on_pty(argv, answer, timeout=60):
             break
         screen += chunk
         if not answered and b"Run this command?" in screen:
-            os.write(master, answer.encode() + b"\n")
+            if callable(answer):
+                answer(master)
+            else:
+                os.write(master, answer.encode() + b"\n")
             answered = True
     status = _wait(pid, deadline)
     stdout = b""
@@ -103,6 +109,57 @@ def test_approval_on_a_terminal(kube_sim, tmp_path, answer, execute, decision, w
     if decision == "denied":
         assert proposal["note"] == answer
         assert outcome["violations"][0]["decision"] == "proposal_denied"
+    key = {"executed": "executed", "denied": "denied",
+           "approved_not_executed": "approved_not_run"}[decision]
+    assert {k: len(v) for k, v in outcome["actions_taken"].items()} == {
+        k: int(k == key) for k in ("executed", "failed", "approved_not_run", "denied")}
+    taken = outcome["actions_taken"][key][0]
+    assert (taken["kind"], taken["target"]) == ("rollout_restart", "checkout")
+    assert shlex.split(taken["command"]) == proposal["argv"]
+
+
+def test_an_approved_command_that_does_not_run_is_printed_ready_to_paste(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart", "--json"]
+    code, stdout, screen = run_on_pty(argv, "yes")
+    assert code == 0, screen
+    proposal = json.loads(stdout)["proposals"][0]
+    lines = screen.splitlines()
+    at = next(i for i, line in enumerate(lines) if "approved, not run" in line)
+    assert lines[at] == ("triage-agent: approved, not run (--execute is off). To run it "
+                         "yourself:")
+    assert shlex.split(lines[at + 1]) == proposal["argv"]      # pasted, it is the argv
+    assert lines[at + 1].startswith("  kubectl --kubeconfig ")
+    assert sim.journal_entries() == []
+
+
+def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
+    sim = kube_sim("crashloop")
+    argv = ["checkout pods in prod keep restarting", "--namespaces", "prod",
+            "--replay", str(ROOT / "fixtures" / "replay" / "crashloop-undo.json"),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute"]
+    code, stdout, screen = run_on_pty(argv, "yes")
+    assert code == 0, screen
+    assert [e["verb"] for e in sim.journal_entries()] == ["PATCH"]   # it really ran
+    taken = stdout.split("Actions taken", 1)[1].split("Proposed actions", 1)
+    assert "  - executed: rollout_undo prod/checkout (exit code 0)" in taken[0]
+    assert f"    kubectl --kubeconfig {sim.kubeconfig} rollout undo deployment/checkout -n prod" \
+        in taken[0]
+    proposed = taken[1].split("Next checks", 1)[0]
+    assert "1. rollout_undo prod/checkout" in proposed
+    assert "already executed in this run (see Actions taken)" in proposed
+    assert "run: kubectl" not in proposed                   # not offered to run a second time
+
+
+def test_with_nothing_approved_the_report_says_nothing_ran(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart"]
+    code, stdout, screen = run_on_pty(argv, "no")
+    assert code == 0, screen
+    taken = stdout.split("Actions taken", 1)[1].split("Proposed actions", 1)[0]
+    assert "  - denied by the operator: rollout_restart prod/checkout (no)" in taken
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")

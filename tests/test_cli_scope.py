@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import SMALL_USAGE, response, tool_use
+from tests.otlp_receiver import attrs
 from tests.test_cli import jsonl, run_cli
 from triage_agent import cli
 
@@ -29,7 +30,8 @@ def k8s_run(tmp_path, calls, *, namespaces="prod,staging", server_flags=(), extr
     server = shlex.join([sys.executable, str(FAKE), "--log", str(log), *server_flags])
     out = run_cli("pods fail", "--namespaces", namespaces, "--replay", str(fixture), "--mcp",
                   server, "--json", "--audit-log", str(tmp_path / "audit.jsonl"), "--trace",
-                  str(tmp_path / "trace.jsonl"), *extra)
+                  str(tmp_path / "trace.jsonl"), *extra,   # with what the model saw in the spans
+                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     ran = jsonl(log) if log.exists() else []
     return out, json.loads(out.stdout), ran
 
@@ -82,7 +84,8 @@ def test_every_bypass_is_refused_and_nothing_reads_outside_the_scope(tmp_path):
 
 def test_tools_without_a_namespace_argument_are_not_offered_and_said_why(tmp_path):
     out, outcome, _ = k8s_run(tmp_path, [("configuration_view", {})])
-    tools = [t["name"] for t in jsonl(tmp_path / "trace.jsonl")[0]["input"]["context"]["tools"]]
+    first = attrs(jsonl(tmp_path / "trace.jsonl")[0])
+    tools = [t["name"] for t in json.loads(first["gen_ai.tool.definitions"])]
     assert tools == ["pods_list", "events_list", "pods_get", "pods_top", "propose_action",
                      "write_report"]
     line = next(l for l in out.stderr.splitlines() if "not offered" in l)

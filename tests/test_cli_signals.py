@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import SMALL_USAGE, response, tool_use
-from tests.test_cli import ROOT, jsonl
+from tests.test_cli import ROOT, clean_env, jsonl
 from tests.test_cli_mcp import SERVER
 
 
@@ -61,7 +61,7 @@ def alive(pid):
 class Cli:
     """The real CLI with the waiting MCP server; `.server_pid` once the server has started."""
 
-    def __init__(self, tmp_path, *, server_flags="", sighup="SIG_DFL", extra=()):
+    def __init__(self, tmp_path, *, server_flags="", sighup="SIG_DFL", extra=(), env=None):
         (tmp_path / "server.py").write_text(SERVER)
         fixture = tmp_path / "fixture.json"
         fixture.write_text(json.dumps({"description": "t", "responses": [
@@ -72,7 +72,8 @@ class Cli:
                 "--mcp", f"{sys.executable} {tmp_path / 'server.py'} {self.pidfile} "
                 f"{server_flags}", "--audit-log", str(self.audit), "--trace", str(self.trace),
                 *extra]
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        environ = clean_env()
+        environ.update(env or {})
         self.proc = subprocess.Popen([sys.executable, "-c", LAUNCH, sighup, *args], cwd=ROOT,
                                      env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.seen = b""
@@ -137,7 +138,10 @@ def test_a_signal_mid_run_ends_it_like_ctrl_c(cli, signum, code, error):
     assert "stop: interrupted" in stderr and "cost: claude-opus-5-5" in stderr
     assert "Traceback" not in stderr
     assert [e["decision"] for e in jsonl(run.audit)] == ["executed"]   # written as it happened
-    assert [s["kind"] for s in jsonl(run.trace)] == ["chat", "execute_tool", "chat"]
+    spans = jsonl(run.trace)   # each span as it ended, the run's root span last
+    assert [s["name"] for s in spans] == ["chat claude-opus-5-5", "execute_tool get_pods",
+                                          "chat claude-opus-5-5", "invoke_agent triage-agent"]
+    assert spans[-1]["status"] == {"code": 2, "message": error}
     wait_for(lambda: not alive(server), "the MCP server to be gone", deadline_s=5)
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from triage_agent.records import (PRICES_TAKEN, Recorder, Usage, audit_line, cost_line,
-                                  cost_usd, model_call_span, price_for, tool_span)
+                                  cost_usd, money, price_for, tool_span)
 
 MILLION = {"input_tokens": 1_000_000, "output_tokens": 0}
 
@@ -122,7 +122,8 @@ def test_audit_is_flushed_per_entry_and_printed(tmp_path):
     lines = path.read_text().splitlines()  # read before close: already on disk
     assert len(lines) == 1
     entry = json.loads(lines[0])
-    assert entry == {"time": "2027-01-15T08:00:00.500Z", "step": 2, "tool": "get_logs",
+    assert entry == {"time": "2027-01-15T08:00:00.500Z", "trace_id": rec.trace_id,
+                     "step": 2, "tool": "get_logs",
                      "arguments": {"namespace": "prod", "name": "web-1"},
                      "decision": "executed", "is_error": False, "bytes": 812}
     assert err.getvalue() == ("[audit] step 2 · get_logs namespace=prod name=web-1 ·"
@@ -178,13 +179,21 @@ def test_a_failing_audit_file_warns_once_keeps_stderr_lines_and_says_why():
     rec.close()
 
 
+def span(name="get_pods", **overrides):
+    """A tool span draft, as the loop makes one."""
+    fields = dict(step=1, name=name, call_id="toolu_1", arguments={"namespace": "prod"},
+                  text="pods", is_error=False, started=1.0, ended=1.5)
+    return tool_span(**{**fields, **overrides})
+
+
 def test_trace_to_an_unwritable_path_never_raises(tmp_path):
     err = io.StringIO()
     target = tmp_path / "is-a-directory"
     target.mkdir()
     rec = Recorder(trace_path=str(target), stderr=err)
     for _ in range(3):
-        rec.trace({"kind": "chat"})
+        rec.trace(span())
+    rec.finish(None)
     assert err.getvalue().count("warning: cannot write the trace") == 1
 
 
@@ -192,23 +201,53 @@ def test_trace_to_an_unwritable_path_never_raises(tmp_path):
 def test_trace_disk_full_disables_tracing_with_one_warning():
     err = io.StringIO()
     rec = Recorder(trace_path="/dev/full", stderr=err)
-    rec.trace({"kind": "chat", "pad": "x" * 10_000})
-    rec.trace({"kind": "chat"})
+    rec.trace(span(text="x" * 10_000))
+    rec.trace(span())
     assert err.getvalue().count("warning: cannot write the trace") == 1
     rec.close()
 
 
-def test_trace_writes_one_flushed_line_per_record_even_if_odd(tmp_path):
+def test_trace_writes_one_flushed_line_per_span_and_odd_records_become_events(tmp_path):
     path = tmp_path / "t.jsonl"
     rec = Recorder(trace_path=str(path), stderr=io.StringIO())
-    loop = {}
-    loop["self"] = loop
-    rec.trace({"kind": "chat", "obj": object()})
-    rec.trace(loop)
+    cycle = {}
+    cycle["self"] = cycle
+    rec.trace(span(arguments={"obj": object()}))
+    assert len(path.read_text().splitlines()) == 1   # on disk before the run ends
+    rec.trace(cycle)
+    rec.trace({"event": "history_repaired", "dropped": ["toolu_9"]})
+    rec.trace(span("get_events"))
+    rec.finish(None)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines[0]["kind"] == "chat" and "unserialisable_record" in lines[1]
-    rec.trace({"after": True})
-    assert len(path.read_text().splitlines()) == 3
+    assert [line["name"] for line in lines] == ["execute_tool get_pods",
+                                                "execute_tool get_events",
+                                                "invoke_agent triage-agent"]
+    events = lines[-1]["events"]
+    assert [e["name"] for e in events] == ["triage_agent.note", "history_repaired"]
+    assert {"key": "triage_agent.dropped", "value": {"stringValue": '["toolu_9"]'}} in \
+        events[1]["attributes"]
+
+
+def test_finish_happens_once_and_a_raising_exporter_is_one_warning(tmp_path):
+    err, sent = io.StringIO(), []
+
+    def exporter(spans):
+        sent.append(spans)
+        raise RuntimeError("collector on fire")
+
+    rec = Recorder(trace_path=str(tmp_path / "t.jsonl"), stderr=err, exporter=exporter)
+    rec.trace(span())
+    rec.finish(None)
+    rec.finish(None)
+    assert len(sent) == 1 and [s["name"] for s in sent[0]] == ["execute_tool get_pods",
+                                                              "invoke_agent triage-agent"]
+    assert err.getvalue().count("warning: trace export failed") == 1
+
+
+def test_money_rounds_float_noise_and_keeps_unknown():
+    assert money(0.06612399999999999) == 0.066124
+    assert money(None) is None and money(True) is None
+    assert str(money(5 * 0.1 + 0.1 * 0.2 / 3)) == "0.506667"
 
 
 def test_broken_stderr_does_not_raise(tmp_path):
@@ -219,69 +258,3 @@ def test_broken_stderr_does_not_raise(tmp_path):
     assert (tmp_path / "a").read_text().count("\n") == 1
 
 
-# --- spans ---
-
-REQUEST = {"model": "claude-opus-5-5", "max_tokens": 16000,
-           "system": [{"type": "text", "text": "sys"}], "tools": [{"name": "get_pods"}],
-           "messages": [
-               {"role": "user", "content": "checkout restarts"},
-               {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
-                                                  "name": "get_pods", "input": {}}]},
-               {"role": "user", "content": [{"type": "tool_result",
-                                             "tool_use_id": "toolu_1", "content": "pods"}]}]}
-RESPONSE = {"id": "msg_9", "type": "message", "model": "claude-opus-5-5",
-            "stop_reason": "tool_use", "content": [{"type": "text", "text": "ok"}],
-            "usage": usage(100, 2000, 3000, 50)}
-
-
-def test_model_call_span_attributes():
-    span = model_call_span(step=2, request=REQUEST, response=RESPONSE, started=10.0,
-                           ended=11.25)
-    assert span["attributes"] == {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
-        "gen_ai.request.model": "claude-opus-5-5", "gen_ai.request.max_tokens": 16000,
-        "gen_ai.response.id": "msg_9", "gen_ai.response.model": "claude-opus-5-5",
-        "gen_ai.response.finish_reasons": ["tool_use"],
-        "gen_ai.usage.input_tokens": 5100, "gen_ai.usage.output_tokens": 50,
-        "gen_ai.usage.cache_read.input_tokens": 3000,
-        "gen_ai.usage.cache_creation.input_tokens": 2000}
-    assert span["duration_ms"] == 1250.0 and span["step"] == 2
-    json.dumps(span)
-
-
-def test_model_call_span_keeps_new_messages_and_context_on_step_one():
-    later = model_call_span(step=2, request=REQUEST, response=RESPONSE, started=0, ended=1)
-    assert later["input"]["new_messages_from"] == 2
-    assert later["input"]["new_messages"] == REQUEST["messages"][2:]
-    assert "context" not in later["input"] and later["input"]["messages_total"] == 3
-    first_request = {**REQUEST, "messages": REQUEST["messages"][:1]}
-    first = model_call_span(step=1, request=first_request, response=RESPONSE, started=0,
-                            ended=1)
-    assert first["input"]["new_messages"] == first_request["messages"]
-    assert first["input"]["context"]["system"] == REQUEST["system"]
-    assert first["input"]["context_sha256"] == later["input"]["context_sha256"]
-    assert first["output"]["content"] == RESPONSE["content"]
-
-
-def test_model_call_span_for_a_failed_call():
-    class Boom(Exception):
-        error_type = "overloaded_error"
-
-    span = model_call_span(step=3, request=REQUEST, response=None, started=0, ended=1,
-                           error=Boom("overloaded"))
-    assert span["attributes"]["error.type"] == "overloaded_error"
-    assert span["attributes"]["gen_ai.response.finish_reasons"] == []
-    assert span["error"] == "overloaded"
-
-
-def test_tool_span():
-    span = tool_span(step=2, name="get_logs", call_id="toolu_1", arguments={"name": "x"},
-                     text="line\n" * 10, is_error=True, started=1.0, ended=1.5)
-    assert span["attributes"]["gen_ai.operation.name"] == "execute_tool"
-    assert span["attributes"]["gen_ai.tool.name"] == "get_logs"
-    assert span["attributes"]["gen_ai.tool.call.id"] == "toolu_1"
-    assert span["attributes"]["error.type"] == "tool_error"
-    assert span["output"]["is_error"] is True and span["output"]["chars"] == 50
-    big = tool_span(step=1, name="t", call_id="c", arguments={}, text="x" * 50, is_error=False,
-                    started=0, ended=0, max_text=10)
-    assert big["output"]["text"] == "x" * 10 and big["output"]["truncated"] is True

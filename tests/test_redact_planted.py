@@ -95,8 +95,11 @@ def test_the_loop_redacts_a_server_that_does_not(tmp_path):
     with FakeMessagesApi(script) as api:
         out = run_cli("pods fail", "--namespaces", "prod", "--mcp", server, "--json",
                       "--trace", str(trace), "--audit-log", str(audit),
-                      env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url})
+                      env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url,
+                           # the spans carry what the model saw, so they are checked too
+                           "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     assert out.returncode == 3 and json.loads(out.stdout)["stop"] == "end_turn", out.stderr
+    assert "gen_ai.tool.call.result" in trace.read_text()
     bodies = [r["raw"].decode("utf-8") for r in api.requests]
     assert len(bodies) == 3 and all(MARKERS[-1] in body for body in bodies[1:])
     records = trace.read_text().splitlines() + audit.read_text().splitlines()

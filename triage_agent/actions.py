@@ -12,10 +12,12 @@ A proposal {kind, namespace, target, reason} from the model goes through, in ord
 
 Every outcome is a value: a text for the model, an is_error flag and a `Proposal` record. An
 approve or runner that raises becomes denied / failed, never an exception out of `propose`.
-`tty_approve` asks the operator on the controlling terminal; `run_command` runs an argv with a
-timeout that kills the process group.
+An approved command that does not run (no --execute) is also told to the operator, through
+`say`, ready to paste. `tty_approve` asks the operator on the controlling terminal; `run_command`
+runs an argv with a timeout that kills the process group.
 """
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -173,7 +175,7 @@ class ActionGate:
     """Applies validation and the three gates to each propose_action call of one run."""
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
-                 kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True):
+                 kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True, say=None):
         if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
             raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
@@ -189,6 +191,7 @@ class ActionGate:
         self.kubectl = kubectl
         self.kubeconfig = kubeconfig
         self.audit_ok = audit_ok  # () -> bool: False once the audit log cannot be written
+        self.say = say or (lambda line: None)   # lines for the operator (the CLI: stderr)
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
         self.proposals = []  # every Proposal of this run, in order
 
@@ -217,6 +220,9 @@ class ActionGate:
             self.denied.add(key)
             return self._finish(proposal, "denied")
         if not self.execute:
+            with contextlib.suppress(Exception):  # a line not shown changes no decision
+                self.say("triage-agent: approved, not run (--execute is off). To run it "
+                         f"yourself:\n  {printable(proposal.command, keep_newlines=False)}")
             return self._finish(proposal, "approved_not_executed")
         return self._run(proposal)
 
@@ -313,6 +319,10 @@ def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
         line = _read_line(fd, timeout)
     except OSError:
         line = None
+    except KeyboardInterrupt:   # ^C or a stop signal at the prompt: end the prompt's line,
+        with contextlib.suppress(OSError):     # so the stop message does not land on it
+            os.write(fd, b"\n")
+        raise
     finally:
         os.close(fd)
     if line is None:

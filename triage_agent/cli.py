@@ -11,6 +11,10 @@ Exit codes: 0 report written, 2 usage or configuration error, 3 run ended withou
 signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
 prints the outcome, audit and cost gathered so far.
 
+The run's audit and trace records are opened here (records.py); when the run ends, however it
+ends, its trace is written and sent to the collector the OTEL_* environment names (otlp.py),
+after the outcome is printed; an export failure is one warning line, never another exit code.
+
 With --json the outcome is one JSON object on stdout and everything meant for people goes to
 stderr; a failure before the run (once the options parse) is an outcome too, with stop
 usage_error, mcp_error or interrupted and no steps. A stderr that is closed, full or gone loses
@@ -52,48 +56,103 @@ def _positive(kind, minimum):
     return parse
 
 
+EPILOG = """\
+exit codes:
+  0              a report was written
+  2              usage or configuration error
+  3              the run ended without a report (a budget spent, a refusal, end_turn after
+                 the nudge, max_tokens twice, the context window, a replay fixture exhausted)
+  4              model API failure (after retries) or MCP server failure
+  130, 143, 129  stopped by ^C, SIGTERM or SIGHUP (128 + the signal number)
+
+environment:
+  ANTHROPIC_API_KEY       API key for the Messages API (required unless --replay)
+  ANTHROPIC_BASE_URL      Messages API endpoint (default https://api.anthropic.com)
+  KUBECONFIG              read by kubectl, for the default server and executed actions,
+                          unless --kubeconfig is given
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+                          send the run's trace over OTLP/HTTP (JSON) when the run ends; the
+                          first is a base URL (/v1/traces is appended), the second is used as
+                          it is (default: no export)
+  OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS
+                          headers for the export, key=value,... with URL-encoded values
+  OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT
+                          export timeout in milliseconds, retry included (default 10000)
+  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+                          only http/json is sent; grpc is a warning (default http/json)
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+                          the trace's resource (default service.name triage-agent)
+  OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none
+                          no export (--trace FILE is still written)
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true
+                          put prompts, tool arguments and results (redacted) in the spans
+                          (default: spans carry no message content)
+"""
+
+
 def build_parser():
-    """The argument parser (the issue's option table)."""
+    """The argument parser: every option says its default; --help ends with the exit codes and
+    the environment variables the CLI reads."""
     p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
-                                "with a model and read-only kubectl tools.")
+                                "with a model and read-only kubectl tools.", epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("symptom", nargs="?", help="what the operator sees, in words")
     p.add_argument("--alert", metavar="FILE|-", help="triage an Alertmanager webhook payload or "
-                   "one alert (a file, or - for stdin) instead of a symptom")
+                   "one alert (a file, or - for stdin) instead of a symptom (default: none, the "
+                   "symptom is given in words)")
     p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
-                   help="namespaces in scope (required; there is no cluster-wide scope)")
-    p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn (default: this "
-                   "project's server with the same namespaces and context)")
-    p.add_argument("--context", help="kube context for the default server and executed actions")
-    p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions")
-    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed")
-    p.add_argument("--model", help=f"model (default {DEFAULT_MODEL}, or the replay fixture's)")
-    p.add_argument("--effort", choices=EFFORTS, default="medium")
-    p.add_argument("--max-tokens", type=_positive(int, 1), default=16000)
-    p.add_argument("--no-fallbacks", action="store_true", help="no server-side model fallback")
+                   help="namespaces in scope (required, no default: there is no cluster-wide "
+                   "scope)")
+    p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn, split like a "
+                   "shell would (default: this project's server with the same namespaces, "
+                   "context and kubeconfig)")
+    p.add_argument("--context", help="kube context for the default server and executed actions "
+                   "(default: the kubeconfig's current context)")
+    p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions "
+                   "(default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
+    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
+                   "(default: the live API)")
+    p.add_argument("--model", help=f"model (default: {DEFAULT_MODEL}, or the replay fixture's)")
+    p.add_argument("--effort", choices=EFFORTS, default="medium",
+                   help="output_config.effort (default: %(default)s)")
+    p.add_argument("--max-tokens", type=_positive(int, 1), default=16000,
+                   help="max_tokens per model call (default: %(default)s)")
+    p.add_argument("--no-fallbacks", action="store_true",
+                   help="no server-side model fallback (default: fallbacks on)")
     p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
-                   "instead of a stream of events (for proxies that cannot pass events on)")
-    p.add_argument("--show-thinking", action="store_true",
-                   help="stream the model's thinking to stderr too, not only its text")
+                   "instead of a stream of events, for proxies that cannot pass events on "
+                   "(default: streamed)")
+    p.add_argument("--show-thinking", action="store_true", help="stream the model's thinking to "
+                   "stderr too, not only its text (default: off)")
     p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
                    metavar="SECONDS", help="streaming: a call whose stream stays silent this "
-                   f"long is sent again (default {DEFAULT_IDLE_TIMEOUT:g})")
-    p.add_argument("--max-steps", type=_positive(int, 1), default=12, help="model calls")
-    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20)
-    p.add_argument("--max-repeats", type=_positive(int, 1), default=3)
-    p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None)
+                   "long is sent again (default: %(default)g)")
+    p.add_argument("--max-steps", type=_positive(int, 1), default=12,
+                   help="model calls (default: %(default)s)")
+    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20,
+                   help="executed tool calls (default: %(default)s)")
+    p.add_argument("--max-repeats", type=_positive(int, 1), default=3,
+                   help="repeated identical calls before the final step (default: %(default)s)")
+    p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None,
+                   help="stop before a model call would cross this spend (default: no limit)")
     p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
                    help="offer this server tool although its calls name no namespace, so the "
-                   "loop cannot prove they stay in scope (repeatable)")
+                   "loop cannot prove they stay in scope (repeatable; default: none)")
     p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
-                   help="seconds per MCP tool call (default 30)")
+                   help="seconds per MCP tool call (default: %(default)g)")
     p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
-                   metavar="KIND", help="enable an action kind (gate 1): "
-                   + ", ".join(actions.ACTION_KINDS))
-    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3)")
-    p.add_argument("--trace", metavar="FILE", help="JSONL trace, one line per model/tool call")
-    p.add_argument("--audit-log", metavar="FILE", help="JSONL audit log")
-    p.add_argument("--record", metavar="FILE", help="write this live run as a replay fixture")
-    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+                   metavar="KIND", help="enable an action kind (gate 1), repeatable: "
+                   + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
+    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
+                   "(default: off; an approved command is printed for you to run)")
+    p.add_argument("--trace", metavar="FILE", help="append the run's OpenTelemetry spans as "
+                   "JSONL, one span per line (default: no file)")
+    p.add_argument("--audit-log", metavar="FILE", help="append the audit as JSONL (default: no "
+                   "file; the audit lines go to stderr either way)")
+    p.add_argument("--record", metavar="FILE", help="write this live run as a replay fixture "
+                   "(default: not recorded)")
+    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object "
+                   "(default: the text report)")
     return p
 
 
@@ -127,10 +186,14 @@ def check_options(args):
 
 def server_argv(args, namespaces):
     """The MCP server command: --mcp split like a shell would, or this project's server."""
-    if args.mcp:
-        argv = shlex.split(args.mcp)
+    if args.mcp is not None:  # given, even empty: an empty command is a mistake, not the default
+        try:
+            argv = shlex.split(args.mcp)
+        except ValueError as exc:
+            raise UsageError(f"--mcp: {exc}") from None
         if not argv:
-            raise UsageError("--mcp: empty command")
+            raise UsageError("--mcp: the command is empty (leave --mcp out to run this "
+                             "project's server)")
         return argv
     argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces",
             ",".join(namespaces), "--quiet"]
@@ -195,14 +258,30 @@ def start_tools(argv, args):
     return client, toolset
 
 
-def print_failure(args, stop, error, stderr):
-    """A run that never started: the error on stderr and, with --json, its outcome on stdout."""
+def print_failure(args, stop, error, stderr, trace_id=None):
+    """A run that never started: the error on stderr and, with --json, its outcome on stdout.
+    Returns that outcome."""
+    from triage_agent.loop import Outcome
     print(f"triage-agent: {error}", file=stderr)
+    outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
+                      trace_id=trace_id, alert=getattr(args, "alert_identity", None))
     if args.json and not getattr(args, "outcome_printed", False):
-        from triage_agent.loop import Outcome
-        outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
-                          alert=getattr(args, "alert_identity", None))
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1))
+    return outcome
+
+
+def end_early(args, exc, stderr, signals, recorder=None):
+    """A usage error or a stop signal before the run got going: say so (and, once there is a
+    recorder, end its trace); returns the exit code."""
+    signals.disarm()
+    stop, code = ("usage_error", 2) if isinstance(exc, UsageError) else \
+        ("interrupted", signals.exit_code())
+    error = str(exc) if isinstance(exc, UsageError) else terminal.reason(exc)
+    outcome = print_failure(args, stop, error, stderr,
+                            trace_id=recorder.trace_id if recorder else None)
+    if recorder is not None:
+        recorder.finish(outcome)
+    return code
 
 
 def print_outcome(outcome, args, stderr):
@@ -211,13 +290,18 @@ def print_outcome(outcome, args, stderr):
     args.outcome_printed = True
     if args.json:
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
-    elif outcome.report is not None:
+    taken = report.actions_taken(outcome.proposals)
+    if not args.json and outcome.report is not None:
         text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
-                                  context=args.context, kubeconfig=args.kubeconfig)
+                                  context=args.context, kubeconfig=args.kubeconfig,
+                                  actions=taken)
         if outcome.alert:
             from triage_agent import alerts
             text = alerts.render_identity(outcome.alert) + "\n\n" + text
         terminal.print_stdout(text)
+    elif not args.json and any(taken.values()):  # no report: what ran must still be said
+        print("triage-agent: actions taken in this run:\n"
+              + "\n".join(report.render_actions_taken(taken)), file=stderr)
     if outcome.stop != "report":
         print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
     if outcome.error:
@@ -248,16 +332,30 @@ def run(args, stderr, signals):
     model, model_name = make_model(args, stderr)
     if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
         raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
+    recorder = open_records(args, stderr)
     try:
-        recorder = records.Recorder(audit_path=args.audit_log, trace_path=args.trace,
-                                    stderr=stderr)
+        return triage(args, policy, model, model_name, recorder, stderr, signals)
+    except (UsageError, KeyboardInterrupt) as exc:
+        return end_early(args, exc, stderr, signals, recorder)
+    finally:
+        recorder.close()
+
+
+def open_records(args, stderr):
+    """The run's Recorder: audit and trace files, and the OTLP export the environment asks for
+    (a bad OTEL_* value is a warning, never a reason not to run)."""
+    from triage_agent import otel, otlp, records
+    settings = otlp.settings_from_env(os.environ)
+    say = lambda line: print(f"triage-agent: {line}", file=stderr)  # noqa: E731
+    for problem in settings.problems:
+        say(f"warning: {problem}")
+    try:
+        return records.Recorder(audit_path=args.audit_log, trace_path=args.trace, stderr=stderr,
+                                tracer=otel.Tracer(capture_content=settings.capture_content),
+                                exporter=otlp.exporter(settings, say))
     except OSError as exc:  # the audit log fails closed: a run it cannot record does not start
         raise UsageError(f"--audit-log: cannot open {args.audit_log!r} ({exc.strerror or exc}); "
                          "a run whose audit cannot be written does not start") from None
-    try:
-        return triage(args, policy, model, model_name, recorder, stderr, signals)
-    finally:
-        recorder.close()
 
 
 def take_alert(args, ceiling, stderr):
@@ -291,30 +389,34 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
         tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
     except McpError as exc:
         signals.disarm()
-        print_failure(args, "mcp_error", f"the MCP server did not start: {exc}", stderr)
+        recorder.finish(print_failure(args, "mcp_error", f"the MCP server did not start: {exc}",
+                                      stderr, trace_id=recorder.trace_id))
         return 4
     except (prompts.ToolsetError, ReportSchemaError) as exc:
         raise UsageError(str(exc)) from None
     print(f"triage-agent: {server_line(tools)}", file=stderr)
+    recorder.tracer.mcp_attributes = {"mcp.protocol.version": tools.protocol_version}
     try:
         outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
     finally:
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
+    outcome.trace_id = recorder.trace_id
     outcome.audit_error = recorder.audit_error
     outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
+    recorder.finish(outcome)  # after the output: a slow collector must not hold the report back
     return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
 
 
 def server_line(client):
     """Which server answered and in which MCP era, for the operator's first look."""
     info = client.server_info or {}
-    name = terminal.printable(f"{info.get('name', '?')} {info.get('version', '')}".strip(),
-                              keep_newlines=False)[:80]
+    name = terminal.shorten(terminal.printable(
+        f"{info.get('name', '?')} {info.get('version', '')}".strip(), keep_newlines=False), 80)
     era = "stateless" if client.era == "modern" else "initialize handshake"
     return f"MCP server {name}, protocol {client.protocol_version} ({era})"
 
@@ -331,7 +433,8 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                               approve=actions.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok)
+                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
+                              say=lambda line: print(line, file=stderr))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
@@ -364,11 +467,5 @@ def main(argv=None):
     with terminal.StopSignals() as signals:
         try:
             return run(args, stderr, signals)
-        except UsageError as exc:
-            signals.disarm()
-            print_failure(args, "usage_error", str(exc), stderr)
-            return 2
-        except KeyboardInterrupt as exc:  # during start-up: the loop handles it once running
-            signals.disarm()
-            print_failure(args, "interrupted", terminal.reason(exc), stderr)
-            return signals.exit_code()
+        except (UsageError, KeyboardInterrupt) as exc:  # once running, the loop handles ^C
+            return end_early(args, exc, stderr, signals)

@@ -58,6 +58,7 @@ class Outcome:
     cost_usd: float = 0.0
     model: str = ""
     trace: str = None
+    trace_id: str = None
     audit_log: str = None
     error: str = None
     audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
@@ -69,19 +70,26 @@ class Outcome:
         return EXIT_CODES.get(self.stop, 3)
 
     def to_dict(self):
-        """The outcome as a JSON-ready dict (the --json object)."""
-        return dataclasses.asdict(self)
+        """The outcome as a JSON-ready dict (the --json object): money rounded, and what the
+        operator's approvals came to in `actions_taken`."""
+        out = dataclasses.asdict(self)
+        out["cost_usd"] = records.money(self.cost_usd)
+        out["actions_taken"] = report.actions_taken(self.proposals)
+        return out
 
 
 def describe_call(name, arguments):
-    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line."""
+    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line; a value
+    cut short ends in an ellipsis."""
     if not isinstance(arguments, dict):
-        return f"{name} {arguments!r:.80}"
-    if name == "write_report":
-        arguments = report_digest(arguments)
-    parts = [f"{k}={str(v).lower() if isinstance(v, bool) else str(v)[:60]}"
-             for k, v in arguments.items()]
-    return terminal.printable(" ".join([name] + parts), keep_newlines=False)[:200]
+        line = f"{name} {terminal.shorten(repr(arguments), 80)}"
+    else:
+        if name == "write_report":
+            arguments = report_digest(arguments)
+        line = " ".join([str(name)] + [
+            f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(v, 60)}"
+            for k, v in arguments.items()])
+    return terminal.shorten(terminal.printable(line, keep_newlines=False), 200)
 
 
 def report_digest(arguments):
@@ -105,6 +113,7 @@ class _Run:
         self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
+        self.last_decision = None
         self.spend = turns.Spend()
 
     def run(self):
@@ -208,7 +217,7 @@ class _Run:
         name, arguments = (entry["name"] if entry else use["name"]), use.get("input")
         self.say(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
         if entry and entry["kind"] == "report":
-            return self.write_report(use, arguments, step, last)
+            return self.traced(use, step, lambda: self.write_report(use, arguments, step, last))
         if last and entry:
             return self.refuse(step, use, rules.Decision("not_run_last", prompts.NOT_RUN_LAST))
         decision, arguments, filled = rules.check_call(
@@ -220,8 +229,18 @@ class _Run:
                 self.final = True
             return self.refuse(step, use, decision)
         if entry["kind"] == "propose":
-            return self.propose(use, arguments, step)
+            return self.traced(use, step, lambda: self.propose(use, arguments, step))
         return self.execute(use, entry, arguments, step, filled)
+
+    def traced(self, use, step, run):
+        """Run one of the loop's own tools (propose_action, write_report) inside its span."""
+        started = time.time()
+        text, is_error = run()
+        self.trace(records.tool_span(step=step, name=use["name"], call_id=use["id"],
+                                     arguments=use.get("input"), text=text, is_error=is_error,
+                                     started=started, ended=time.time(), via_mcp=False,
+                                     decision=self.last_decision))
+        return text, is_error
 
     def refuse(self, step, use, decision):
         is_error = decision.decision != "duplicate"
@@ -251,7 +270,7 @@ class _Run:
         self.audit(step, use, "executed", is_error, text, **({"filled": filled} if filled else {}))
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
                                      arguments=arguments, text=text, is_error=is_error,
-                                     started=started, ended=time.time()))
+                                     started=started, ended=time.time(), decision="executed"))
         return text, is_error
 
     def propose(self, use, arguments, step):
@@ -307,6 +326,7 @@ class _Run:
             pass
 
     def audit(self, step, use, decision, is_error, text, **extra):
+        self.last_decision = decision   # the span of the same call carries it too
         entry = self.toolset.by_api_name.get(use["name"])
         arguments = use.get("input")
         if entry and entry["kind"] == "report" and isinstance(arguments, dict):

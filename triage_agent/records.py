@@ -3,28 +3,32 @@
 - cost: `cost_usd(model, usage)` prices one response's `usage` from `PRICES` (USD per million
   tokens, taken `PRICES_TAKEN`); an unknown model prices as None, never as a guess. When a
   server-side fallback ran, `usage.iterations` holds per-model entries and each is priced by its
-  own model. `Usage` adds responses up for the outcome; `cost_line` is the one line at the end.
-- audit: `Recorder.audit(**fields)` stamps the time, appends one JSONL line to the audit file
-  (flushed per entry) and prints one human line to stderr.
-- trace: `Recorder.trace(record)` appends one JSONL line per model call / tool execution, built
-  by `model_call_span` / `tool_span` with OpenTelemetry GenAI attribute names.
+  own model. `Usage` adds responses up for the outcome; `cost_line` is the one line at the end;
+  `money` rounds a USD amount wherever one is printed or serialized.
+- audit: `Recorder.audit(**fields)` stamps the time and the run's trace id, appends one JSONL
+  line to the audit file (flushed per entry) and prints one human line to stderr.
+- trace: `Recorder.trace(draft)` turns a span draft (otel.model_call_span / otel.tool_span) into
+  an OpenTelemetry span of the run's trace and appends it to the trace file as one JSONL line in
+  the OTLP/JSON span shape; `Recorder.finish(outcome)` ends the root span, writes it, and hands
+  every span to the `exporter` (OTLP/HTTP, otlp.py) once.
 
 Record writing never ends a run: a failing audit file or trace file is disabled with one
-warning on stderr, and the run goes on (the audit lines still reach stderr). The audit file is a
-safety record and fails closed: one that cannot be opened raises OSError from `Recorder()` (the
-run must not start), and once a write has failed `audit_error` says why, so the action gate
-refuses to run anything for the rest of the run.
+warning on stderr, and the run goes on (the audit lines still reach stderr); a failed export is
+one warning line. The audit file is a safety record and fails closed: one that cannot be opened
+raises OSError from `Recorder()` (the run must not start), and once a write has failed
+`audit_error` says why, so the action gate refuses to run anything for the rest of the run.
 """
 
 import datetime
-import hashlib
 import json
 import re
 import sys
 import time
 from dataclasses import dataclass
 
-from triage_agent.terminal import printable
+from triage_agent import otel
+from triage_agent.otel import model_call_span, tool_span  # noqa: F401  the loop's span drafts
+from triage_agent.terminal import printable, shorten
 
 PRICES_TAKEN = "2026-11"
 
@@ -135,6 +139,11 @@ class Usage:
                 "cache_write": self.cache_write}
 
 
+def money(usd) -> "float | None":
+    """A USD amount rounded to a millionth of a dollar (no float noise in tickets); None stays."""
+    return round(usd, 6) if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None
+
+
 def cost_line(model, usage) -> str:
     """The one human line at the end of a run: a Usage's tokens by kind and USD (or why not)."""
     tokens = (f"input {usage.input:,} · cache write {usage.cache_write:,}"
@@ -150,8 +159,7 @@ def _printable(value, limit) -> str:
     """One safe line: no newlines, terminal escapes or bidi overrides from model-supplied text."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                             default=str)
-    text = printable(text, keep_newlines=False)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return shorten(printable(text, keep_newlines=False), limit)
 
 
 def audit_line(entry: dict) -> str:
@@ -170,7 +178,7 @@ def audit_line(entry: dict) -> str:
         parts.append("error")
     if isinstance(entry.get("bytes"), int):
         parts.append(f"{entry['bytes']} bytes")
-    skip = {"time", "step", "tool", "arguments", "decision", "is_error", "bytes"}
+    skip = {"time", "trace_id", "step", "tool", "arguments", "decision", "is_error", "bytes"}
     parts.extend(f"{_printable(k, 32)}={_printable(v, 80)}" for k, v in entry.items()
                  if k not in skip)
     return _printable(" · ".join(parts), 400)
@@ -223,15 +231,18 @@ class _JsonlFile:
 
 
 class Recorder:
-    """Audit entries (JSONL + a stderr line each) and trace lines (JSONL); raises only OSError
+    """Audit entries (JSONL + a stderr line each) and the run's trace; raises only OSError
     from the constructor, for an audit file it cannot open."""
 
     def __init__(self, *, audit_path=None, trace_path=None, stderr=sys.stderr, quiet=False,
-                 clock=time.time):
+                 clock=time.time, tracer=None, exporter=None):
         self._stderr, self.quiet, self._clock = stderr, quiet, clock
         self._audit = _JsonlFile(audit_path, "audit log", self._say, must_open=True,
                                  consequence="disabled and no action can execute")
         self._trace = _JsonlFile(trace_path, "trace", self._say)
+        self.tracer = tracer or otel.Tracer(clock=clock)
+        self.trace_id = self.tracer.trace_id
+        self.exporter = exporter    # called once with every span of the run, at finish()
         self.entries = []  # every audit entry of the run, also when no file is given
 
     @property
@@ -250,8 +261,8 @@ class Recorder:
             pass
 
     def audit(self, **fields) -> dict:
-        """Record one audit entry; returns it with its time stamp."""
-        entry = {"time": _iso(self._clock()), **fields}
+        """Record one audit entry; returns it with its time stamp and the run's trace id."""
+        entry = {"time": _iso(self._clock()), "trace_id": self.trace_id, **fields}
         self.entries.append(entry)
         self._audit.write(entry)
         if not self.quiet:
@@ -261,12 +272,26 @@ class Recorder:
                 pass
         return entry
 
-    def trace(self, record) -> None:
-        """Append one trace line; a failure disables tracing with one warning, never raises."""
+    def trace(self, draft) -> None:
+        """Record one span (a draft from otel.py) and append it to the trace file; never raises.
+        Anything else becomes an event on the root span."""
         try:
-            self._trace.write(record)
+            span = self.tracer.record(draft)
+            if span is not None:
+                self._trace.write(span)
         except Exception:
             pass
+
+    def finish(self, outcome) -> None:
+        """End the run's root span, write it and export the whole trace, once; never raises."""
+        if self.tracer.root is not None:
+            return
+        try:
+            self._trace.write(self.tracer.end(outcome))
+            if self.exporter is not None:
+                self.exporter([*self.tracer.spans, self.tracer.root])
+        except Exception as exc:  # an exporter is meant not to raise; if it does, one line
+            self._say(f"warning: trace export failed ({type(exc).__name__}: {exc})")
 
     def close(self):
         self._audit.close()
@@ -285,95 +310,3 @@ def _iso(seconds) -> str:
     except (TypeError, ValueError, OverflowError, OSError):
         return str(seconds)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _sha256(value) -> str:
-    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                           default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _span(kind, name, step, started, ended, attributes):
-    duration = None
-    if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
-        duration = round((ended - started) * 1000, 1)
-    return {"kind": kind, "name": name, "step": step, "start_time": _iso(started),
-            "end_time": _iso(ended), "duration_ms": duration, "attributes": attributes}
-
-
-def model_call_span(*, step, request, response, started, ended, error=None,
-                    include_context=None) -> dict:
-    """One trace line for a model call.
-
-    What the model saw is kept bounded but complete over a run: `input.context` (everything in
-    the request but `messages`: system, tools, settings) is written in full on step 1 (or when
-    `include_context` is true) and as `context_sha256` always, so a change would show; and of
-    the messages, only the new ones since the last assistant turn (`new_messages`, starting at
-    `new_messages_from`). The assistant turn itself is the previous span's `output.content`.
-    `messages_sha256` over the full list lets a reader verify the reconstruction.
-    """
-    request = request if isinstance(request, dict) else {}
-    response = response if isinstance(response, dict) else {}
-    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-    attributes = _chat_attributes(request, response, usage)
-    if error is not None:
-        attributes["error.type"] = getattr(error, "error_type", None) or type(error).__name__
-    span = _span("chat", f"chat {request.get('model')}", step, started, ended, attributes)
-    span["input"] = _chat_input(request, include_context or (include_context is None
-                                                             and step == 1))
-    span["output"] = {"content": response.get("content"), "stop_reason":
-                      response.get("stop_reason"), "usage": usage}
-    if error is not None:
-        span["error"] = _printable(str(error), 2000)
-    return span
-
-
-def _chat_attributes(request, response, usage) -> dict:
-    counts = _tokens(usage) or (0, 0, 0, 0)
-    return {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "anthropic",
-        "gen_ai.request.model": request.get("model"),
-        "gen_ai.request.max_tokens": request.get("max_tokens"),
-        "gen_ai.response.id": response.get("id"),
-        "gen_ai.response.model": response.get("model"),
-        "gen_ai.response.finish_reasons": [response["stop_reason"]]
-        if response.get("stop_reason") else [],
-        # OpenTelemetry counts cached tokens inside input_tokens; the API reports them apart
-        "gen_ai.usage.input_tokens": counts[0] + counts[1] + counts[2],
-        "gen_ai.usage.output_tokens": counts[3],
-        "gen_ai.usage.cache_read.input_tokens": counts[2],
-        "gen_ai.usage.cache_creation.input_tokens": counts[1],
-    }
-
-
-def _chat_input(request, with_context) -> dict:
-    """Hashes of the context and messages, the messages since the last assistant turn, and
-    (`with_context`) the context itself."""
-    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
-    context = {k: v for k, v in request.items() if k != "messages"}
-    start = len(messages)
-    while start > 0 and not (isinstance(messages[start - 1], dict)
-                             and messages[start - 1].get("role") == "assistant"):
-        start -= 1
-    span_input = {"context_sha256": _sha256(context), "messages_total": len(messages),
-                  "messages_sha256": _sha256(messages), "new_messages_from": start,
-                  "new_messages": messages[start:]}
-    if with_context:
-        span_input["context"] = context
-    return span_input
-
-
-def tool_span(*, step, name, call_id, arguments, text, is_error, started, ended,
-              max_text=20_000) -> dict:
-    """One trace line for a tool execution (result text kept up to `max_text` characters)."""
-    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                  "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function"}
-    if is_error:
-        attributes["error.type"] = "tool_error"
-    text = text if isinstance(text, str) else str(text)
-    span = _span("execute_tool", f"execute_tool {name}", step, started, ended, attributes)
-    span["input"] = {"arguments": arguments}
-    span["output"] = {"text": text[:max_text], "truncated": len(text) > max_text,
-                      "chars": len(text), "is_error": bool(is_error)}
-    return span

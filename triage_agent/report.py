@@ -10,7 +10,9 @@ in two steps:
                                      report uses appears in some tool result
 
 `render_text` turns a report into plain text for a terminal, with the exact kubectl command of
-each proposed action and any grounding warnings last.
+each proposed action and any grounding warnings last; given the run's `actions_taken` (what the
+operator's approvals came to: executed, failed, approved but not run, denied) it says that
+first, and a proposed action that already ran says so instead of offering its command again.
 """
 
 import functools
@@ -181,7 +183,7 @@ def _appears(name, corpus) -> bool:
 # --- text -------------------------------------------------------------------------------------
 
 def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl",
-                kubeconfig=None) -> str:
+                kubeconfig=None, actions=None) -> str:
     """The report as plain text for a terminal: severity and summary first, warnings last."""
     if not isinstance(report, dict):
         report = {}
@@ -200,10 +202,14 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
     confidence = _clean(report.get("confidence") or "unknown")
     out += ["", f"Hypothesis (confidence: {confidence})"]
     out += _wrap(report.get("hypothesis") or "(none)", "  ")
+    if actions is not None:
+        out += ["", "Actions taken (in this run, on the operator's approval)",
+                *render_actions_taken(actions)]
     out += ["", "Proposed actions (for a human to review; listing one runs nothing)"]
+    done = _done(actions or {})
     for index, item in _items(report, "proposed_actions"):
         out += _render_action(index, item, context=context, kubectl=kubectl,
-                              kubeconfig=kubeconfig)
+                              kubeconfig=kubeconfig, done=done)
     if not _items_present(report, "proposed_actions"):
         out.append("  none")
     checks = report.get("next_checks") if isinstance(report.get("next_checks"), list) else []
@@ -219,16 +225,71 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
     return "\n".join(out) + "\n"
 
 
-def _render_action(index, item, *, context, kubectl, kubeconfig) -> list:
+def _render_action(index, item, *, context, kubectl, kubeconfig, done) -> list:
     kind, namespace, target = (_clean(item.get(k)) for k in ("kind", "namespace", "target"))
     if kind in KINDS:
         command = shlex.join(build_argv(kind, namespace, target, context=context,
                                         kubectl=kubectl, kubeconfig=kubeconfig))
     else:
         command = "(unknown kind: no command)"
+    status = done.get((kind, namespace, target))
+    last = f"     {status} (see Actions taken)" if status else \
+        f"     run: {printable(command, keep_newlines=False)}"
     return [f"  {index + 1}. {kind} {_where(namespace, target)}",
-            *_wrap(item.get("reason") or "", "     why: ", "          "),
-            f"     run: {printable(command, keep_newlines=False)}"]
+            *_wrap(item.get("reason") or "", "     why: ", "          "), last]
+
+
+# --- what the operator's approvals came to ----------------------------------------------------
+
+TAKEN = {"executed": "executed", "failed": "failed",
+         "approved_not_executed": "approved_not_run", "denied": "denied"}
+DONE = {"executed": "already executed in this run", "failed": "tried in this run and failed",
+        "denied": "denied by the operator in this run"}
+
+
+def actions_taken(proposals) -> dict:
+    """A run's proposals sorted by what happened: {executed, failed, approved_not_run, denied},
+    each a list of {kind, namespace, target, command} (+ exit_code when run, note when denied)."""
+    out = {key: [] for key in TAKEN.values()}
+    for proposal in proposals or ():
+        key = TAKEN.get(proposal.get("decision")) if isinstance(proposal, dict) else None
+        if key is None:
+            continue
+        item = {name: proposal.get(name) for name in ("kind", "namespace", "target")}
+        item["command"] = shlex.join(str(word) for word in proposal.get("argv") or ())
+        if key in ("executed", "failed"):
+            item["exit_code"] = proposal.get("exit_code")
+        if key == "denied":
+            item["note"] = proposal.get("note") or ""
+        out[key].append(item)
+    return out
+
+
+def render_actions_taken(taken) -> list:
+    """The Actions taken lines; each command on a line of its own, ready to paste."""
+    lines = []
+    for key, title in (("executed", "executed"), ("failed", "failed"),
+                       ("approved_not_run", "approved, not run (--execute was off); to run it "
+                                            "yourself:"),
+                       ("denied", "denied by the operator")):
+        for item in taken.get(key) or ():
+            what = f"{_clean(item.get('kind'))} {_where(item.get('namespace'), item.get('target'))}"
+            if key in ("executed", "failed"):
+                code = item.get("exit_code")
+                lines += [f"  - {title}: {what}"
+                          + (f" (exit code {code})" if code is not None else " (did not start)"),
+                          f"    {_clean(item.get('command'))}"]
+            elif key == "denied":
+                note = _clean(item.get("note") or "no reason given")
+                lines.append(f"  - {title}: {what} ({note})")
+            else:
+                lines += [f"  - {title}", f"    {_clean(item.get('command'))}"]
+    return lines or ["  none: nothing was run against the cluster"]
+
+
+def _done(taken) -> dict:
+    return {(_clean(i.get("kind")), _clean(i.get("namespace")), _clean(i.get("target"))):
+            DONE[key] for key in DONE for i in taken.get(key) or ()}
 
 
 def _items_present(report, key) -> bool:

@@ -17,7 +17,9 @@ closed or full stderr, a reader that went away), so no progress or audit line en
 the output quietly, like a well-behaved Unix tool, and the exit code stays the outcome's.
 
 Text: `printable` escapes control and format characters (terminal escapes, carriage returns,
-bidi overrides) in anything model- or cluster-supplied before it reaches a person's terminal.
+bidi overrides) in anything model- or cluster-supplied before it reaches a person's terminal;
+`shorten` cuts a line to a length and marks the cut with an ellipsis, so a reader never takes a
+cut value for the whole one.
 """
 
 import os
@@ -133,3 +135,12 @@ def printable(text, *, keep_newlines=True) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+ELLIPSIS = "\u2026"
+
+
+def shorten(text, limit) -> str:
+    """`text` cut to at most `limit` characters, the cut marked with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= limit else text[:max(limit - 1, 0)] + ELLIPSIS

@@ -72,8 +72,10 @@ def unknown_stop_reason(response):
 
 
 def api_error_text(exc):
-    """An ApiError as one line, request-id included."""
-    return (f"model API error {exc.status} {exc.error_type}: {exc.message} "
+    """An ApiError as one line for people, request-id included (no `None` when no HTTP
+    response arrived: that is said in words)."""
+    where = f"HTTP {exc.status}" if exc.status is not None else "no HTTP response"
+    return (f"model API error ({where}) {exc.error_type}: {exc.message or 'no message'} "
             f"(request-id: {exc.request_id or 'none'})")
 
 
