@@ -3,7 +3,7 @@
 - cold start of `python3 -m triage_agent --help`, in interleaved pairs with a bare interpreter
   start (tests/bench.py `paired`; shared machines are noisy: the ratio is the figure to compare)
 - wall time of the crashloop replay end to end (CLI subprocess, real server, kubectl, kube_sim),
-  paired within each run with the time spent in tool calls (MCP round trip + kubectl, from the
+  paired within each run with the time spent in tool calls (MCP round trip + the read, from the
   trace's execute_tool spans): the median share of each run spent outside them
 - request body bytes per step across that run (in-process, same fixture, same server)
 """
@@ -95,8 +95,8 @@ def _print_figures():
                     started))
     with tempfile.TemporaryDirectory() as workdir, start_sim("crashloop") as sim:
         wall, in_tools, outside = replay_wall(sim, workdir)
-        print(f"crashloop replay end to end: {wall * 1000:,.0f} ms wall; in tool calls (MCP + "
-              f"kubectl) {in_tools * 1000:,.0f} ms; share outside them {outside:.0%} "
+        print(f"crashloop replay end to end: {wall * 1000:,.0f} ms wall; in tool calls (MCP round "
+              f"trip + the read) {in_tools * 1000:,.0f} ms; share outside them {outside:.0%} "
               f"(medians of {PAIRS} runs, the share taken per run)")
         sizes = body_bytes(sim)
     print("request body bytes per step: " + ", ".join(f"{n:,}" for n in sizes))
