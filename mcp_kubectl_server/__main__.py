@@ -1,7 +1,8 @@
 """Command line for the read-only kubectl MCP server: parse options, check them, serve stdio.
 
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
-        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--check]
+        [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--no-cluster-tools]
+        [--check]
 
 --context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
 the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
@@ -16,6 +17,7 @@ import os
 import signal
 import sys
 
+from . import registry
 from .reader import ReadError, Reader
 from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
@@ -32,6 +34,9 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=20.0,
                         help="seconds for one tool call's reads, and for the proxy to start (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
+    parser.add_argument("--no-cluster-tools", action="store_true",
+                        help="do not offer the cluster-scoped tools (get_nodes, describe_node), and keep"
+                             " their paths out of the proxy's allow-list")
     parser.add_argument("--check", action="store_true",
                         help="read the cluster's /version through the proxy, print it and exit")
     args = parser.parse_args(argv)
@@ -85,7 +90,8 @@ def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
     reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
-                    timeout=args.timeout, namespaces=args.namespaces)
+                    timeout=args.timeout, namespaces=args.namespaces,
+                    cluster_scoped=not args.no_cluster_tools)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
     try:
@@ -93,8 +99,9 @@ def main(argv=None):
             return check(reader)
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+        tools = registry.load(cluster_tools=not args.no_cluster_tools)
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet)
+                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet, tools=tools)
         return server.serve()
     except KeyboardInterrupt:
         code = 130

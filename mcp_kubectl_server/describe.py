@@ -1,7 +1,8 @@
 """describe_pod digest: one pod's JSON (+ owner chain and events) -> one fact per line.
 
-Lines start with a stable prefix (`pod`, `node`, `owner`, `condition`, `container NAME ...`,
-`event`) so a reader can grep them. Environment variables appear by NAME only: a literal value is
+Lines start with a stable prefix (`pod`, `node`, `owner`, `labels`, `annotation`, `condition`,
+`init_container NAME ...`, `container NAME ...`, `volume`, `event`) so a reader can grep them.
+Annotation values are cut short and, like everything, redacted on the way out. Environment variables appear by NAME only: a literal value is
 never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
 """
 
@@ -10,7 +11,8 @@ from .digest import event_line, format_time, kv, one_line, parse_time, quoted, s
 EVENTS_IN_DESCRIBE = 15
 
 
-def _probe(probe):
+def probe_text(probe):
+    """One probe as `http-get http://:8080/healthz delay=0s timeout=1s period=10s failure_threshold=3`."""
     if "httpGet" in probe:
         get = probe["httpGet"]
         how = f"http-get {get.get('scheme', 'HTTP').lower()}://:{get.get('port', '?')}{get.get('path', '/')}"
@@ -76,7 +78,7 @@ def _container_lines(kind, container, status):
         lines.append(f"{prefix} {part} {text}")
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if container.get(probe):
-            lines.append(f"{prefix} {probe.replace('Probe', '')}_probe {_probe(container[probe])}")
+            lines.append(f"{prefix} {probe.replace('Probe', '')}_probe {probe_text(container[probe])}")
     if container.get("command") or container.get("args"):
         lines.append(f"{prefix} command " + quoted(" ".join(map(str, (container.get("command") or [])
                                                                  + (container.get("args") or []))), 200))
@@ -91,6 +93,41 @@ def _container_lines(kind, container, status):
     return lines
 
 
+ANNOTATION_CHARS = 200
+SKIPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)  # a copy of the spec
+
+
+def _volume_lines(spec):
+    """`volume NAME KIND SOURCE`: claims, config maps and secrets by name (never their contents)."""
+    lines = []
+    for vol in spec.get("volumes") or []:
+        name = vol.get("name", "?")
+        if "persistentVolumeClaim" in vol:
+            claim = vol["persistentVolumeClaim"]
+            lines.append(f"volume {name} claim={claim.get('claimName', '?')}"
+                         + (" read_only=true" if claim.get("readOnly") else ""))
+        elif "configMap" in vol or "secret" in vol:
+            kind = "configMap" if "configMap" in vol else "secret"
+            ref = vol[kind] or {}
+            lines.append(f"volume {name} {kind.lower()}={ref.get('name') or ref.get('secretName', '?')}"
+                         + (" optional=true" if ref.get("optional") else ""))
+        elif "emptyDir" in vol:
+            limit = (vol["emptyDir"] or {}).get("sizeLimit")
+            lines.append(f"volume {name} emptyDir" + (f" size_limit={limit}" if limit else " size_limit=none"))
+        elif "projected" in vol:
+            kinds = sorted({k for source in (vol["projected"] or {}).get("sources") or [] for k in source})
+            lines.append(f"volume {name} projected ({', '.join(kinds)})")
+        else:
+            lines.append(f"volume {name} {', '.join(sorted(k for k in vol if k != 'name')) or 'unknown'}")
+    return lines
+
+
+def _annotation_lines(meta):
+    notes = meta.get("annotations") or {}
+    return [f"annotation {k}={quoted(v, ANNOTATION_CHARS)}" for k, v in sorted(notes.items())
+            if k not in SKIPPED_ANNOTATIONS]
+
+
 def describe_digest(pod, *, owners, events):
     """Pod JSON + owner chain text + the pod's events -> describe lines."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
@@ -102,9 +139,12 @@ def describe_digest(pod, *, owners, events):
              f" started={format_time(parse_time(status.get('startTime')))}",
              f"node {spec.get('nodeName') or 'none (not scheduled)'}",
              "owner " + (" -> ".join(owners) if owners else "none (a bare pod)")]
+    if status.get("message"):
+        lines.append(f"pod {name} status_message=" + quoted(status["message"], 400))
     labels = meta.get("labels") or {}
     if labels:
         lines.append("labels " + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    lines += _annotation_lines(meta)
     for cond in status.get("conditions") or []:
         words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
         words += kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=300)
@@ -114,6 +154,7 @@ def describe_digest(pod, *, owners, events):
         by_name = {s.get("name"): s for s in status.get(status_key) or []}
         for container in spec.get(key) or []:
             lines += _container_lines(kind, container, by_name.get(container.get("name")))
+    lines += _volume_lines(spec)
     recent = sorted_events(events)[-EVENTS_IN_DESCRIBE:]
     lines += ["event " + event_line(e) for e in recent] or ["event none recorded for this pod (events expire after about an hour)"]
     return "\n".join(one_line(ln, 1000) for ln in lines)

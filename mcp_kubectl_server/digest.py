@@ -89,6 +89,23 @@ def _pick_container(statuses):
     return None
 
 
+def init_status(pod):
+    """`Init:CrashLoopBackOff`, `Init:Error`, `Init:1/2` while init containers have not all
+    finished (kubectl's STATUS column), else None."""
+    status = pod.get("status") or {}
+    total = len((pod.get("spec") or {}).get("initContainers") or [])
+    for index, cs in enumerate(status.get("initContainerStatuses") or []):
+        kind, reason, _, code = state_words(cs.get("state"))
+        if kind == "terminated" and code == 0:
+            continue
+        if kind == "terminated":
+            return "Init:" + (reason or f"ExitCode:{code}")
+        if kind == "waiting" and reason and reason != "PodInitializing":
+            return "Init:" + reason
+        return f"Init:{index}/{total}"
+    return None
+
+
 def pod_is_healthy(pod):
     status = pod.get("status") or {}
     phase = status.get("phase", "Unknown")
@@ -103,15 +120,17 @@ def pod_is_healthy(pod):
 def _problem_words(pod):
     status = pod.get("status") or {}
     statuses = status.get("containerStatuses") or []
-    picked = _pick_container((status.get("initContainerStatuses") or []) + statuses)
-    words = []
+    unfinished = [s for s in status.get("initContainerStatuses") or []  # a finished init container explains nothing
+                  if state_words(s.get("state"))[::3] != ("terminated", 0)]
+    picked = _pick_container(unfinished + statuses)
+    words = kv("status_reason", status.get("reason")) + kv("status_message", status.get("message"), quote=200)
+    inits = {s.get("name") for s in status.get("initContainerStatuses") or []}
     if picked is not None:
         kind, reason, message, code = state_words(picked.get("state"))
-        words.append(f"container={picked.get('name', '?')} state={kind or 'unknown'}")
+        label = "init_container" if picked.get("name") in inits else "container"
+        words.append(f"{label}={picked.get('name', '?')} state={kind or 'unknown'}")
         words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160)
-    elif status.get("reason"):
-        words += kv("reason", status["reason"]) + kv("message", status.get("message"), quote=160)
-    else:
+    elif not status.get("reason"):
         for cond in status.get("conditions") or []:
             if cond.get("status") == "False" and cond.get("reason"):
                 words += [f"condition={cond.get('type')}"] + kv("reason", cond["reason"])
@@ -131,8 +150,10 @@ def pod_line(pod, now):
     phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "Unknown")
     ready = sum(1 for s in statuses if s.get("ready"))
     total = len((pod.get("spec") or {}).get("containers") or []) or len(statuses)
-    restarts = sum(s.get("restartCount", 0) for s in statuses)
-    words = [meta.get("name", "?"), f"phase={phase}", f"ready={ready}/{total}", f"restarts={restarts}"]
+    init = init_status(pod)
+    restarts = sum(s.get("restartCount", 0) for s in statuses + (status.get("initContainerStatuses") or []))
+    words = [meta.get("name", "?"), f"phase={phase}"] + kv("init", init)
+    words += [f"ready={ready}/{total}", f"restarts={restarts}"]
     if not pod_is_healthy(pod) or restarts:
         words += _problem_words(pod)
     node = (pod.get("spec") or {}).get("nodeName") or "none"
@@ -193,12 +214,15 @@ def event_time(event):
     return None
 
 
-def event_line(event):
+def event_line(event, now=None):
+    """One event: time, type, reason, kind/name, count, (age when `now` is given), message."""
     obj = event.get("involvedObject") or event.get("regarding") or {}
     count = (event.get("series") or {}).get("count") or event.get("count") or 1
-    return one_line(" ".join(map(str, [format_time(event_time(event)), event.get("type") or "Normal",
+    moment = event_time(event)
+    seen = [f"age={age(format_time(moment), now) if moment else 'unknown'}"] if now else []
+    return one_line(" ".join(map(str, [format_time(moment), event.get("type") or "Normal",
                                        event.get("reason") or "NoReason",
-                                       f"{obj.get('kind', '?')}/{obj.get('name', '?')}", f"count={count}:",
+                                       f"{obj.get('kind', '?')}/{obj.get('name', '?')}", *seen, f"count={count}:",
                                        one_line(event.get("message") or event.get("note") or "", 300)])), 1000)
 
 
@@ -210,20 +234,33 @@ def sorted_events(events):
     return [e for _, e in indexed]
 
 
-def events_digest(event_list, *, namespace, name=None, limit=EVENTS_MAX):
-    """`kubectl get events -o json` -> the last `limit` events, chronological."""
-    events = event_list.get("items") or []
-    if name:
-        events = [e for e in events if isinstance(e, dict)
-                  and ((e.get("involvedObject") or e.get("regarding") or {}).get("name") == name)]
-    events = sorted_events(events)
-    scope = f"namespace {namespace}" + (f" for {name}" if name else "")
+EVENT_KINDS = ("Pod", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
+               "HorizontalPodAutoscaler", "Service", "Endpoints", "EndpointSlice", "PersistentVolumeClaim",
+               "ConfigMap", "ResourceQuota", "Node", "Namespace")
+
+
+def _event_matches(event, *, name, type_, kind):
+    obj = event.get("involvedObject") or event.get("regarding") or {}
+    return ((not name or obj.get("name") == name) and (not kind or obj.get("kind") == kind)
+            and (not type_ or (event.get("type") or "Normal") == type_))
+
+
+def events_digest(event_list, *, namespace, name=None, type_=None, kind=None, limit=EVENTS_MAX, now=None):
+    """`kubectl get events -o json` -> the last `limit` matching events, chronological, with ages.
+
+    The filters are applied here too: a server that ignores a field selector must not widen them."""
+    now = now or datetime.now(timezone.utc)
+    every = [e for e in event_list.get("items") or [] if isinstance(e, dict)]
+    events = sorted_events([e for e in every if _event_matches(e, name=name, type_=type_, kind=kind)])
+    filters = [f for f in (type_, kind, name and f"about {name}") if f]
+    scope = f"namespace {namespace}" + (f" ({', '.join(filters)})" if filters else "")
     if not events:
         return f"no events in {scope} (the cluster keeps events for about an hour)"
     shown = events[-limit:]
     head = f"events in {scope}: {len(events)} total" + (
-        f", showing the last {len(shown)}" if len(shown) < len(events) else "") + ", oldest first"
-    return "\n".join([head] + [event_line(e) for e in shown])
+        f", showing the last {len(shown)} (more exist: narrow with type, involved_kind or name)"
+        if len(shown) < len(events) else "") + ", oldest first"
+    return "\n".join([head] + [event_line(e, now) for e in shown])
 
 
 def clean_log_text(text):

@@ -54,9 +54,8 @@ GROUPS = ("apps", "batch", "autoscaling", "discovery.k8s.io", "events.k8s.io", "
 REJECT_METHODS = r"^$,^[^G],^G$,^G[^E],^GE$,^GE[^T],^GET."
 REJECT_PATHS = ",".join([
     r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
-    r"/(pods|services|nodes)/[^/]*/(exec|attach|portforward|proxy)(/|$)",
-    r"/(pods|services|nodes)/[^/]*:[^/]*/proxy(/|$)", r"^/api/v1/proxy(/|$)",
-    r"/secrets(/|$)"])
+    r"/(pods|services|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)",  # NAME or NAME:PORT
+    r"^/api/v1/proxy(/|$)", r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)"])
 START_TIMEOUT = 15.0
 STDERR_LINES = 20
 

@@ -52,9 +52,14 @@ def collect(modules):
 
 
 @functools.lru_cache(maxsize=None)
-def load():
-    """The registry of this package's tools (imported once, on first use)."""
-    return collect(family_modules())
+def load(*, cluster_tools=True):
+    """The registry of this package's tools (imported once, on first use); without the
+    cluster-scoped tools (namespaced=False) when `cluster_tools` is false (--no-cluster-tools)."""
+    full = collect(family_modules())
+    if cluster_tools:
+        return full
+    tools = {name: tool for name, tool in full.tools.items() if tool.namespaced}
+    return Registry(tools, {name: full.handlers[name] for name in tools})
 
 
 def run_tool(reader, name, arguments, *, registry=None):

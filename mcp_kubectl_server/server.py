@@ -56,7 +56,9 @@ SERVER_INFO = {"name": "mcp-kubectl-server", "title": "Read-only kubectl", "vers
 INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pods, then describe_pod "
                 "for an unhealthy pod; for a restart loop read get_logs with previous=true. When "
                 "the pods look healthy, get_services, get_storage, get_quotas and get_config show "
-                "what surrounds them. Secrets are never read. Nothing here can change the cluster.")
+                "what surrounds them; get_workloads and describe_workload show rollouts, Jobs and "
+                "autoscalers, get_nodes and describe_node the nodes. Secrets are never read. Nothing "
+                "here can change the cluster.")
 _EOF = object()
 
 

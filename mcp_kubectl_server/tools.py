@@ -1,7 +1,8 @@
 """What a read-only tool is: its MCP definition, its argument checks and its namespace scope.
 
 A `Tool` is declared once, in its family module (tools_*.py, collected by registry.py), with its
-input schema; `check_arguments` returns field-level messages the model can act on, `check_scope`
+input schema; `check_arguments` returns field-level messages the model can act on (names,
+selectors, enums such as a workload kind), `check_scope`
 refuses namespaces outside the allow-list. Definitions never depend on the allow-list. Every tool
 is annotated read-only, non-destructive, idempotent and closed-world, because the annotation
 defaults in MCP are the unsafe ones.
@@ -73,9 +74,11 @@ def check_arguments(tool, arguments):
     for name in tool.required:
         if name not in arguments:
             problems.append(f"{name}: is required")
-    for name in tool.properties:
+    for name, schema in tool.properties.items():
         if name in arguments:
             problem = _check_value(tool, name, arguments[name])
+            if not problem and "enum" in schema and arguments[name] not in schema["enum"]:
+                problem = f"{name}: must be one of {', '.join(schema['enum'])}, got {arguments[name]!r:.40}"
             if problem:
                 problems.append(problem)
     return problems

@@ -43,12 +43,12 @@ def check_label(field, value):
 
 
 def check_subdomain(field, value):
-    """A DNS-1123 subdomain: pod names."""
+    """A DNS-1123 subdomain: pod, workload and node names."""
     if not isinstance(value, str):
         return f"{field}: must be a string, got {type(value).__name__}"
     if len(value) > 253 or not _SUBDOMAIN_RE.fullmatch(value):
-        return (f"{field}: {_shown(value)} is not a valid pod name: use the exact name from get_pods"
-                f" (lowercase letters, digits, '-' and '.', at most 253 characters)")
+        return (f"{field}: {_shown(value)} is not a valid name: use the exact name as a listing tool"
+                f" printed it (lowercase letters, digits, '-' and '.', at most 253 characters)")
     return None
 
 

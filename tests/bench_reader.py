@@ -1,8 +1,7 @@
 """Read-path benchmark figures for `make bench` (not a test: prints medians, asserts nothing).
 
-Every figure stands next to its unit, one `kubectl get pods -o json` process against the same
-simulator (the cost of one read the old way), timed in interleaved pairs with it in the same run
-(tests/bench.py `paired`); the ratio is the figure in units. Figures (issue 7):
+Every figure stands next to its unit, measured in the same run against the same simulator: one
+`kubectl get pods -o json` process (the cost of one read the old way). Figures (issue 7):
 - the crashloop replay end to end (CLI, server, proxy, kube_sim), in units        (target <= 5)
 - each tool call of the crashloop investigation, warm and the first (proxy start)  (<= 0.5 each)
 - get_pods on the 2,000-pod namespace next to `kubectl get pods -o json` on it     (<= 0.25)
@@ -10,19 +9,17 @@ simulator (the cost of one read the old way), timed in interleaved pairs with it
   high-water marks (VmHWM), an upper bound of their peak together                  (<= 100 MB)
 """
 
-import itertools
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from pathlib import Path
 
 from fixtures.kube_sim import start_sim
-from tests.bench import PAIRS, paired
-from tests.bench_agent import replay_once
-from tests.test_server_support import ServerProcess
+from tests.test_server_support import ROOT, ServerProcess
 
+RUNS = 5
 CRASHLOOP_CALLS = [
     ("get_pods", {"namespace": "prod"}),
     ("get_logs", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p", "container": "checkout",
@@ -39,21 +36,21 @@ def kubectl_once(sim, namespace):
     return time.perf_counter() - started
 
 
-def _call(server, name, arguments):
+def timed_call(server, name, arguments):
     started = time.perf_counter()
     text, _ = server.call(name, arguments, timeout=120)
     return time.perf_counter() - started, text
 
 
-def tool_calls(sim, namespace, calls):
-    """({tool: paired(warm call, unit)}, {tool: seconds of its first call}) on one server."""
-    server = ServerProcess("--allow-namespaces", namespace, "--kubeconfig", sim.kubeconfig, "--quiet")
-    server.initialize()
-    first = {name: _call(server, name, arguments)[0] for name, arguments in calls}  # proxy start
-    warm = {name: paired(lambda: _call(server, name, arguments)[0],
-                         lambda: kubectl_once(sim, namespace)) for name, arguments in calls}
-    server.close()
-    return warm, first
+def paired(measure, unit):
+    """RUNS rounds of (unit, figure), interleaved so that both see the same machine load ->
+    (median unit seconds, median figure seconds, median of the per-round ratios)."""
+    units, figures = [], []
+    for _ in range(RUNS):
+        units.append(unit())
+        figures.append(measure())
+    ratio = statistics.median(f / u for f, u in zip(figures, units))
+    return statistics.median(units), statistics.median(figures), ratio
 
 
 def _hwm_kb(pid):
@@ -64,20 +61,6 @@ def _hwm_kb(pid):
 def _children(pid):
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
-
-
-def large_get_pods(sim):
-    """(first call seconds, paired(warm call, unit), peak MB of server + children, digest bytes,
-    processes)."""
-    server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet")
-    server.initialize()
-    cold, text = _call(server, "get_pods", {"namespace": "bulk"})
-    warm = paired(lambda: _call(server, "get_pods", {"namespace": "bulk"})[0],
-                  lambda: kubectl_once(sim, "bulk"))
-    pids = [server.proc.pid, *_children(server.proc.pid)]
-    peak_mb = sum(_hwm_kb(pid) for pid in pids) / 1024
-    server.close()
-    return cold, warm, peak_mb, len(text.encode()), len(pids)
 
 
 def main():
@@ -95,37 +78,59 @@ def main():
                 os.environ["KUBECACHEDIR"] = saved
 
 
-def _units(result):
-    ours, unit, ratio = result
-    return f"{ours * 1000:7.1f} ms = {ratio:5.2f} units (unit {unit * 1000:.1f} ms)"
+def _line(what, unit, figure, ratio, target=""):
+    print(f"{what:<40} {figure * 1000:8.1f} ms  {ratio:5.2f} units (unit {unit * 1000:.0f} ms){target}")
 
 
 def print_crashloop_figures():
-    with tempfile.TemporaryDirectory() as workdir, start_sim("crashloop") as sim:
-        kubectl_once(sim, "prod")  # kubectl's discovery cache for this simulator, before timing
-        traces = (Path(workdir) / f"trace{i}.jsonl" for i in itertools.count())
-        replay = paired(lambda: replay_once(sim, next(traces))[0], lambda: kubectl_once(sim, "prod"))
-        warm, first = tool_calls(sim, "prod", CRASHLOOP_CALLS)
-    print(f"in units of one `kubectl get pods -n prod -o json`, medians of {PAIRS} interleaved pairs:")
-    print(f"crashloop replay end to end:         {_units(replay)}  (target <= 5 units)")
-    for name, _ in CRASHLOOP_CALLS:
-        print(f"  {name + ' (warm)':<26}         {_units(warm[name])}  (target <= 0.5)")
-    unit = statistics.median(result[1] for result in warm.values())
-    for name, seconds in first.items():
-        print(f"  {name + ' (first call)':<26}         {seconds * 1000:7.1f} ms = "
-              f"{seconds / unit:5.2f} units (one call; against the median unit)")
+    """The replay end to end and each of its tool calls, warm and first, against kube_sim."""
+    with start_sim("crashloop") as sim:
+        unit = lambda: kubectl_once(sim, "prod")  # noqa: E731
+        print(f"## crashloop; unit: one `kubectl get pods -n prod -o json`; medians of {RUNS} rounds,"
+              " unit and figure interleaved")
+        _line("replay end to end (CLI, server, proxy)", *paired(lambda: replay_once(sim), unit),
+              "  target <= 5")
+        server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server.initialize()
+        for name, arguments in CRASHLOOP_CALLS:  # the first call waits for the proxy to start
+            first, _ = timed_call(server, name, arguments)
+            one = unit()
+            _line(f"{name} (first call of a server)" if name == "get_pods" else f"{name} (first)",
+                  one, first, first / one)
+        for name, arguments in CRASHLOOP_CALLS:
+            _line(f"{name} (warm)", *paired(lambda: timed_call(server, name, arguments)[0], unit),
+                  "  target <= 0.5")
+        server.close()
+
+
+def replay_once(sim):
+    """Wall seconds of one crashloop replay through the CLI: start to exit, report written."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "triage_agent", "checkout pods in prod keep restarting",
+                    "--namespaces", "prod", "--replay", str(ROOT / "fixtures/replay/crashloop.json"),
+                    "--kubeconfig", sim.kubeconfig, "--json"], cwd=ROOT, capture_output=True,
+                   timeout=120, check=True,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")})
+    return time.perf_counter() - started
 
 
 def print_large_figures():
+    """get_pods on the 2,000-pod namespace next to kubectl on it, and the peak memory."""
     with start_sim("large") as sim:
-        kubectl_once(sim, "bulk")  # discovery cache, before timing
-        cold, warm, peak_mb, size, processes = large_get_pods(sim)
-    print(f"get_pods bulk, 2,000 pods (warm):    {_units(warm)}  (target <= 0.25; in units of "
-          f"`kubectl get pods -n bulk -o json`)")
-    print(f"get_pods bulk (first call):          {cold * 1000:7.1f} ms = {cold / warm[1]:5.2f} "
-          "units (one call)")
-    print(f"peak memory, server + children ({processes} processes): {peak_mb:.0f} MB (target <= 100 MB);"
-          f" digest {size:,} bytes")
+        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server.initialize()
+        print("## large, namespace bulk (2,000 pods); unit: one `kubectl get pods -n bulk -o json`")
+        first, text = timed_call(server, "get_pods", {"namespace": "bulk"})
+        unit = lambda: kubectl_once(sim, "bulk")  # noqa: E731
+        one = unit()
+        _line("get_pods bulk (first call of a server)", one, first, first / one)
+        _line("get_pods bulk (warm)", *paired(lambda: timed_call(server, "get_pods", {"namespace": "bulk"})[0],
+                                              unit), "  target <= 0.25")
+        pids = [server.proc.pid, *_children(server.proc.pid)]
+        peak_mb = sum(_hwm_kb(pid) for pid in pids) / 1024
+        server.close()
+    print(f"peak memory, server + its {len(pids) - 1} child(ren), sum of high-water marks:"
+          f" {peak_mb:.0f} MB (target <= 100 MB); digest {len(text.encode()):,} bytes")
 
 
 if __name__ == "__main__":

@@ -20,12 +20,19 @@ NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("
           ("discovery.k8s.io", "endpointslices", "list"), ("", "configmaps", "get"),
           ("", "persistentvolumeclaims", "list"), ("", "persistentvolumes", "get"),
           ("storage.k8s.io", "storageclasses", "list"), ("", "resourcequotas", "list"),
-          ("", "limitranges", "list")}
+          ("", "limitranges", "list"), ("apps", "statefulsets", "list"), ("apps", "daemonsets", "list"),
+          ("apps", "controllerrevisions", "list"), ("batch", "jobs", "list"), ("batch", "cronjobs", "list"),
+          ("autoscaling", "horizontalpodautoscalers", "list"), ("", "nodes", "get"), ("", "nodes", "list")}
 NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
                    "persistentvolumeclaims", "resourcequotas", "limitranges"},
-              "apps": {"deployments", "replicasets"}, "events.k8s.io": {"events"},
-              "discovery.k8s.io": {"endpointslices"}}
+              "apps": {"deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"},
+              "batch": {"jobs", "cronjobs"}, "autoscaling": {"horizontalpodautoscalers"},
+              "events.k8s.io": {"events"}, "discovery.k8s.io": {"endpointslices"}}
 CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"}}
+# Namespaced kinds a ClusterRole may grant, and with which verbs only: the node tools list the pods
+# of every namespace to sum a node's requests (describe_node counts, never names, the others).
+CLUSTER_WIDE = {("", "pods"): {"list"}}
+NODE_EVENTS = "triage-agent-node-events"  # its Role, in default, where events about nodes are stored
 MAY_READ = {g: NAMESPACED.get(g, set()) | CLUSTER_SCOPED.get(g, set()) for g in {*NAMESPACED, *CLUSTER_SCOPED}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
 SUBJECT = ("ServiceAccount", "triage-agent")
@@ -34,11 +41,19 @@ SUBJECT = ("ServiceAccount", "triage-agent")
 def _check_scope(kind, rule):
     """A ClusterRole (bound cluster-wide) grants only cluster-scoped kinds; a Role only namespaced ones."""
     allowed = CLUSTER_SCOPED if kind == "ClusterRole" else NAMESPACED
-    return [f"{kind} grants {resource} (group {group!r}): "
-            + ("a namespaced kind belongs in the per-namespace Role" if kind == "ClusterRole"
-               else "a Role cannot grant a cluster-scoped kind")
-            for group in rule["apiGroups"] for resource in rule["resources"]
-            if resource in MAY_READ.get(group, ()) and resource not in allowed.get(group, ())]
+    problems = []
+    for group in rule["apiGroups"]:
+        for resource in rule["resources"]:
+            wide = kind == "ClusterRole" and (group, resource) in CLUSTER_WIDE
+            if wide and not set(rule["verbs"]) <= CLUSTER_WIDE[(group, resource)]:
+                problems.append(f"ClusterRole grants {'/'.join(rule['verbs'])} {resource} (group {group!r}):"
+                                f" only {', '.join(sorted(CLUSTER_WIDE[(group, resource)]))} is needed"
+                                " in every namespace")
+            elif not wide and resource in MAY_READ.get(group, ()) and resource not in allowed.get(group, ()):
+                problems.append(f"{kind} grants {resource} (group {group!r}): "
+                                + ("a namespaced kind belongs in the per-namespace Role" if kind == "ClusterRole"
+                                   else "a Role cannot grant a cluster-scoped kind"))
+    return problems
 
 
 def _check_rule(rule, grants):
@@ -96,8 +111,13 @@ def check_rbac(docs):
             for rule in doc.get("rules") or []:
                 found = _check_rule(rule, grants)
                 problems += found or _check_scope(kind, rule)
+                if name == NODE_EVENTS and not found and set(rule["resources"]) - {"events"}:
+                    problems.append(f"Role {name} is for events about nodes only, not {rule['resources']}")
         elif kind not in ("Namespace", "ServiceAccount", "ClusterRoleBinding", "RoleBinding"):
             problems.append(f"unexpected document kind {kind!r}")
+    if not any(d.get("kind") == "Role" and d.get("metadata") == {"name": NODE_EVENTS, "namespace": "default"}
+               for d in docs):
+        problems.append(f"describe_node needs Role {NODE_EVENTS} in namespace default (events about nodes)")
     problems += _check_bindings(docs, roles)
     return problems + [f"missing grant: {verb} {resource} (group {group!r})"
                        for group, resource, verb in sorted(NEEDED - grants)]
@@ -106,7 +126,7 @@ def check_rbac(docs):
 def test_rbac_is_read_only_least_privilege():
     docs = parse_yaml_documents(RBAC.read_text(encoding="utf-8"))
     assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
-                                         "ClusterRoleBinding"]
+                                         "ClusterRoleBinding", "Role", "RoleBinding"]
     assert check_rbac(docs) == []
 
 
@@ -114,8 +134,20 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
 
 
 @pytest.mark.parametrize("old, new, message", [
-    ("verbs: [get, list]\n---", "verbs: [get, list, delete]\n---", "delete deployments"),
-    ("verbs: [get, list]\n---", "verbs:\n      - get\n      - patch\n---", "patch replicasets"),
+    ("verbs: [get, list]\n---", "verbs: [get, list, delete]\n---", "delete horizontalpodautoscalers"),
+    ("verbs: [get, list]\n---", "verbs:\n      - get\n      - patch\n---", "patch horizontalpodautoscalers"),
+    ("resources: [jobs, cronjobs]\n    verbs: [get, list]", "resources: [jobs, cronjobs]\n    verbs: [get, create]",
+     "create jobs"),
+    ("resources: [statefulsets, daemonsets, controllerrevisions]", "resources: [statefulsets, daemonsets]",
+     "missing grant: list controllerrevisions"),
+    ("resources: [pods]\n    verbs: [list]", "resources: [pods]\n    verbs: [get, list]",
+     "only list is needed in every namespace"),
+    ("resources: [pods]\n    verbs: [list]", "resources: [pods, pods/log]\n    verbs: [list]",
+     "only get and list are allowed (pods/log: get)"),
+    ("resources: [events]\n    verbs: [list]", "resources: [events, pods]\n    verbs: [list]",
+     "for events about nodes only"),
+    ("resources: [namespaces, nodes, persistentvolumes]", "resources: [namespaces, persistentvolumes]",
+     "missing grant: get nodes"),
     ("verbs: [get, list]\n---", "verbs: get\n---", "each a list"),
     ("[get, list]\n  - apiGroups: [\"\"]\n    resources: [pods/log]",
      "[get, list, watch]\n  - apiGroups: [\"\"]\n    resources: [pods/log]", "watch pods"),
@@ -149,8 +181,10 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("  - kind: ServiceAccount\n    name: triage-agent\n",
      "  - kind: Group\n    name: system:authenticated\n", "binds Group"),
     ("resources: [pods/log]", "resources: [logs]", "missing grant: get pods/log"),
-    ("apiGroups: [events.k8s.io]", "apiGroups: [apps]", "missing grant: list events (group "
-     "'events.k8s.io')"),
+    ("apiGroups: [events.k8s.io]", "apiGroups: [apps]", "list events (group 'apps'): the tools never read"),
+    ("  name: triage-agent-node-events\n  namespace: default\nrules:",
+     "  name: triage-agent-node-events\n  namespace: kube-system\nrules:",
+     "describe_node needs Role triage-agent-node-events in namespace default"),
     ("kind: Namespace", "kind: Pod", "unexpected document kind 'Pod'"),
 ])
 def test_rbac_check_fails(old, new, message):

@@ -127,11 +127,12 @@ def test_events_last_25_chronological_and_robust_to_missing_times():
                   "eventTime": "2026-11-29T11:00:00.123456Z", "lastTimestamp": None})
     items.append({"reason": "MetaOnly", "involvedObject": {"kind": "Pod", "name": "p"},
                   "metadata": {"creationTimestamp": "2026-11-29T09:00:00Z"}})
-    text = events_digest({"items": items}, namespace="prod")
+    text = events_digest({"items": items}, namespace="prod", now=NOW)
     lines = text.splitlines()
-    assert lines[0] == "events in namespace prod: 43 total, showing the last 25, oldest first"
+    assert lines[0] == ("events in namespace prod: 43 total, showing the last 25 (more exist: narrow with type,"
+                        " involved_kind or name), oldest first")
     assert len(lines) == 26
-    assert lines[-1] == "2026-11-29T11:00:00Z Normal EventTimeOnly Pod/p count=1: y"
+    assert lines[-1] == "2026-11-29T11:00:00Z Normal EventTimeOnly Pod/p age=1h count=1: y"
     assert lines[-2].startswith("2026-11-29T10:39:00Z Normal R39 ")
     times = [l.split()[0] for l in lines[1:]]
     assert times == sorted(times)
@@ -139,8 +140,9 @@ def test_events_last_25_chronological_and_robust_to_missing_times():
 
 def test_events_filtered_by_name_and_none():
     items = [{"reason": "A", "involvedObject": {"name": "x"}}, {"reason": "B", "involvedObject": {"name": "y"}}]
-    text = events_digest({"items": items}, namespace="prod", name="y")
-    assert text.splitlines()[1] == "time=unknown Normal B ?/y count=1:"
+    text = events_digest({"items": items}, namespace="prod", name="y", now=NOW)
+    assert text.splitlines()[0] == "events in namespace prod (about y): 1 total, oldest first"
+    assert text.splitlines()[1] == "time=unknown Normal B ?/y age=unknown count=1:"
     assert events_digest({"items": []}, namespace="prod").startswith("no events in namespace prod")
 
 

@@ -83,8 +83,9 @@ def test_ping_list_and_eof_exit_zero(server):
     server.initialize()
     assert server.request("ping")["result"] == {}
     tools = server.request("tools/list", {})["result"]["tools"]
-    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs",
-                                          "get_services", "get_config", "get_storage", "get_quotas"]
+    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads",
+                                          "describe_workload", "get_services", "get_config", "get_storage",
+                                          "get_quotas", "get_nodes", "describe_node"]
     assert "nextCursor" not in server.request("tools/list")["result"]
     assert server.request("tools/list", {"cursor": "page-2"})["error"]["code"] == -32602
     assert server.close() == 0

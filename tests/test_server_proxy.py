@@ -24,6 +24,8 @@ POD = "checkout-6f8d9c7b5d-x7k2p"
 OUT_OF_SCOPE = [
     "/api/v1/namespaces/kube-system/pods",
     "/api/v1/namespaces/default/pods",
+    "/api/v1/pods/x",
+    "/api/v1/pods/x/log",
     "/api/v1/namespaces",
     "/api/v1/namespaces/kube-system",
     "/api/v1/events",
@@ -254,3 +256,20 @@ def test_no_proxy_outlives_the_server(kube_sim, how, code):
 def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
     with pytest.raises(ValueError):
         accept_paths(namespaces)
+
+
+def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_sim):
+    # The second, independent layer: even with an allow-list that accepts everything.
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    reader.proxy.filters[0] = "--accept-paths=^.*"
+    try:
+        reader.get_json("/version")
+        for path in OUT_OF_SCOPE:
+            if any(word in path for word in ("/exec", "/attach", "/portforward", "/proxy", "/secrets")):
+                assert raw(reader, "GET", path)[1] == b"Forbidden\n", path
+        for name in ("proxy", "exec", "secrets"):  # objects so named are not subresources
+            assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{name}")[0] == 404
+        assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
+    finally:
+        reader.close()

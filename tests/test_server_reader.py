@@ -33,17 +33,21 @@ def open_reader():
 
 
 def test_list_follows_limit_and_continue(kube_sim, open_reader):
-    sim = kube_sim("large")
+    sim = kube_sim("healthy")  # 9 pods in prod: pages of 4, 4 and 1
     reader = open_reader(sim.kubeconfig)
-    paged = reader.list_json("/api/v1/namespaces/bulk/pods", {"labelSelector": "app!=none"}, limit=300)
-    assert len(paged["items"]) == 2000 and "continue" not in paged["metadata"]
-    pages = [r["path"] for r in sim.requests if r["path"].startswith("/api/v1/namespaces/bulk/pods")]
-    assert len(pages) == 7 and all("limit=300" in p and "labelSelector=app%21%3Dnone" in p for p in pages)
+    paged = reader.list_json(PODS, {"labelSelector": "app!=none"}, limit=4)
+    assert len(paged["items"]) == 9 and "continue" not in paged["metadata"]
+    pages = [r["path"] for r in sim.requests if r["path"].startswith(PODS)]
+    assert len(pages) == 3 and all("limit=4" in p and "labelSelector=app%21%3Dnone" in p for p in pages)
     assert "continue=" not in pages[0] and all("continue=" in p for p in pages[1:])
     names = [p["metadata"]["name"] for p in paged["items"]]
-    assert len(set(names)) == 2000  # no page read twice, none skipped
-    whole = reader.list_json("/api/v1/namespaces/bulk/pods", limit=5000)
+    assert len(set(names)) == 9  # no page read twice, none skipped
+    whole = reader.list_json(PODS, limit=500)
     assert [p["metadata"]["name"] for p in whole["items"]] == names
+    def frontend_name(pod):  # `item` keeps what it returns, drops None, page by page
+        return pod["metadata"]["name"] if pod["metadata"]["name"].startswith("frontend-") else None
+    kept = reader.list_json(PODS, limit=4, item=frontend_name)
+    assert kept["items"] == [n for n in names if n.startswith("frontend-")] and len(kept["items"]) == 3
 
 
 def test_get_json_get_text_and_one_kept_alive_connection(kube_sim, open_reader):
