@@ -5,9 +5,10 @@
 Most of the suite's time is CPU spent in child processes (interpreters, kubectl) that a single
 pytest process runs one after another, leaving the other cores idle. Here N pytest processes
 (default: the number of cores, at most 4) each run every N-th test (tests/shard.py), so every
-test runs exactly once. Each process writes to a temp file, printed whole when it ends, so the
-outputs do not interleave. The exit code is the first nonzero one among them (a shard that
-collected nothing counts as passed). `python3 -m pytest` alone still runs the suite serially.
+test runs exactly once. The first shard prints as it goes; the others write to temp files,
+printed whole after it, so the outputs do not interleave. The exit code is the first nonzero one
+among them (a shard that collected nothing counts as passed). `python3 -m pytest` alone still
+runs the suite serially.
 """
 
 import argparse
@@ -22,13 +23,14 @@ NO_TESTS = 5  # pytest's exit code when a shard collected nothing
 
 
 def start(k, n, extra, out):
-    """One pytest process for shard k of n, its output to `out`."""
+    """One pytest process for shard k of n, its output to `out` (None: this process's stdout)."""
     return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "tests.shard", "--shard",
-                             f"{k}/{n}", *extra], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                             f"{k}/{n}", *extra], cwd=ROOT, stdout=out,
+                            stderr=subprocess.STDOUT if out else None)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tests.run_shards",
+    parser = argparse.ArgumentParser(prog="python3 -m tests.run_shards", allow_abbrev=False,
                                      description="Run the test suite as one pytest per core.")
     parser.add_argument("--shards", type=int, default=min(os.cpu_count() or 1, 4),
                         help="pytest processes to run side by side (default: cores, at most 4)")
@@ -36,13 +38,14 @@ def main(argv=None):
     if args.shards < 1:
         parser.error("--shards must be at least 1")
     with tempfile.TemporaryDirectory(prefix="triage-shards-") as tmp:
-        outs = [open(Path(tmp) / f"shard{k}.txt", "w+b") for k in range(1, args.shards + 1)]
+        outs = [None] + [open(Path(tmp) / f"shard{k}.txt", "w+b") for k in range(2, args.shards + 1)]
+        print(f"=== shard 1/{args.shards} ===", flush=True)
         procs = [start(k, args.shards, extra, out) for k, out in enumerate(outs, 1)]
         try:
             codes = [proc.wait() for proc in procs]
         except KeyboardInterrupt:  # the shards got the same ^C; let them print what they have
             codes = [proc.wait() for proc in procs]
-        for k, out in enumerate(outs, 1):
+        for k, out in enumerate(outs[1:], 2):
             out.seek(0)
             sys.stdout.write(f"\n=== shard {k}/{args.shards} ===\n")
             sys.stdout.write(out.read().decode("utf-8", "replace"))
