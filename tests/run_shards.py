@@ -38,7 +38,8 @@ def main(argv=None):
     if args.shards < 1:
         parser.error("--shards must be at least 1")
     with tempfile.TemporaryDirectory(prefix="triage-shards-") as tmp:
-        outs = [None] + [open(Path(tmp) / f"shard{k}.txt", "w+b") for k in range(2, args.shards + 1)]
+        outs = [None] + [open(Path(tmp) / f"shard{k}.txt", "w+b")
+                         for k in range(2, args.shards + 1)]
         print(f"=== shard 1/{args.shards} ===", flush=True)
         procs = [start(k, args.shards, extra, out) for k, out in enumerate(outs, 1)]
         try:

@@ -42,7 +42,7 @@ def test_failing_on_its_own():
 
 def run_pytest(tmp_path, limit):
     (tmp_path / "test_generated.py").write_text(GENERATED)
-    # No plugin autoload: only this plugin matters, and an installed one (hypothesis) costs a second.
+    # No plugin autoload: only this plugin matters; an installed one (hypothesis) costs a second.
     env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **{ENV: limit})
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.time_limit", "-p",
                            "no:cacheprovider", "-rA", "-q", "test_generated.py"], cwd=tmp_path,
