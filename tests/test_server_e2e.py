@@ -134,8 +134,6 @@ def test_injection_logs_are_data_inside_a_frame(serve):
                for verb, path in reads(sim))
 
 
-@pytest.mark.slow(reason="2,000 pods through `kubectl get pods -o json`: kubectl alone decodes and "
-                         "re-encodes about 11 MB")
 def test_large_namespace_stays_bounded(serve):
     server, _ = serve("large", namespaces="bulk")
     text = ok(server, "get_pods", {"namespace": "bulk"})
