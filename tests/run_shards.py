@@ -23,9 +23,10 @@ NO_TESTS = 5  # pytest's exit code when a shard collected nothing
 
 
 def start(k, n, extra, out):
-    """One pytest process for shard k of n, its output to `out` (None: this process's stdout)."""
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "tests.shard", "--shard",
-                             f"{k}/{n}", *extra], cwd=ROOT, stdout=out,
+    """One pytest process for shard k of n, its output to `out` (None: this process's stdout).
+    Without pytest's cache: the shards would overwrite each other's last-failed lists."""
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                             "tests.shard", "--shard", f"{k}/{n}", *extra], cwd=ROOT, stdout=out,
                             stderr=subprocess.STDOUT if out else None)
 
 
