@@ -5,8 +5,9 @@
         [--check]
 
 --context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
-the kubeconfig); --timeout bounds each tool call's reads together. The proxy is stopped however
-the server ends: EOF, SIGTERM, SIGHUP or ^C.
+the kubeconfig); --timeout bounds each tool call's reads together. When it starts serving, the
+server launches the proxy and imports the rest of itself while kubectl starts (nothing waits for
+the proxy before the first read); it stops the proxy however it ends: EOF, SIGTERM, SIGHUP, ^C.
 Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
 128+N stopped by signal N.
 """
@@ -17,9 +18,7 @@ import os
 import signal
 import sys
 
-from . import registry
 from .reader import ReadError, Reader
-from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS, Server
 from .validate import check_label
 
 
@@ -58,6 +57,7 @@ def parse_args(argv):
 
 def protocol_line():
     """Which MCP revisions this server speaks on stdio, for --check."""
+    from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS
     return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
@@ -97,19 +97,24 @@ def main(argv=None):
     try:
         if args.check:
             return check(reader)
+        reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
+        from . import registry  # imported after the launch, for the same reason
+        from .server import Server
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
         tools = registry.load(cluster_tools=not args.no_cluster_tools)
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
                         stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet, tools=tools)
-        return server.serve()
+        code = server.serve()
     except KeyboardInterrupt:
         code = 130
     except _Stopped as stop:
         code = stop.code
     finally:
         reader.close()
-    # Stopped mid-read of stdin: interpreter shutdown would abort on the reader thread's lock.
+    # Every reply and audit line is flushed and the proxy is stopped: leave without interpreter
+    # teardown, which the client waits for (about 60 ms) and which, when a signal stopped us
+    # mid-read of stdin, aborts on the stdin thread's lock.
     sys.stderr.flush()
     os._exit(code)
 

@@ -4,10 +4,13 @@ An answer that is not 200 comes either from the API server (a Kubernetes Status 
 401, 403 RBAC, 404, 410, 429, 5xx) or from the kubectl proxy itself (plain text: 403 "Forbidden"
 when its path or method filter refused the request, 5xx when it could not reach the API server or
 get credentials). `http_error_text` tells these apart and words each like kubectl would, plus the
-next step. Texts are cut to one line; redaction happens later, in one place (redact.py).
+next step. Texts are redacted, then cut to one line: a cut must never split a secret so that
+the redactor no longer recognises it (the whole result is redacted again later, in one place).
 """
 
 import json
+
+from .redact import redact
 
 MESSAGE_MAX = 400
 
@@ -27,8 +30,9 @@ class CancelledError(Exception):
     """The tool call that was reading was cancelled by the client (notifications/cancelled)."""
 
 
-def _one_line(text, limit=MESSAGE_MAX):
-    text = " ".join(str(text).split())
+def redacted_line(text, limit=MESSAGE_MAX):
+    """Redacted, whitespace collapsed, then cut to `limit` characters."""
+    text = " ".join(redact(str(text)).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -41,14 +45,14 @@ def _status(body):
     if not isinstance(doc, dict) or doc.get("kind") != "Status":
         return None
     details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
-    return str(doc.get("reason") or ""), _one_line(doc.get("message") or ""), details
+    return str(doc.get("reason") or ""), redacted_line(doc.get("message") or ""), details
 
 
 def http_error_text(status, content_type, body, *, path, namespaces=()):
     """The one-line error for a non-200 answer to GET `path`."""
     parsed = _status(body) if "json" in content_type else None
     if parsed is None:
-        return _proxy_text(status, _one_line(body.decode("utf-8", "replace")), path, namespaces)
+        return _proxy_text(status, redacted_line(body.decode("utf-8", "replace")), path, namespaces)
     reason, message, details = parsed
     if status == 401:
         return (f"the cluster rejected the credentials (401 Unauthorized: {message}): the token or"
@@ -58,8 +62,8 @@ def http_error_text(status, content_type, body, *, path, namespaces=()):
         return (f"the cluster refused this read (403 Forbidden): {message}. These credentials cannot"
                 " read that (RBAC); do not retry it, work with what the other tools show")
     if status == 404 and details.get("name"):
-        return (f"not found (404): {message}; check the exact name and namespace (get_pods lists"
-                " the pods); the object may have been deleted or replaced")
+        return (f"not found (404): {message}; check the exact name and namespace: the object may"
+                " have been deleted or replaced, so list what exists before asking again")
     if status == 404:
         return (f"the API server does not serve {path} (404: {message}): this cluster may not have"
                 " that API group or version; do not retry it")

@@ -14,8 +14,8 @@ proxy) and of Secrets. kubectl splits every one of these flags on commas and mat
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
-(`prepare()` launches it early, without waiting, when a client connects); `stop()` ends its
-whole process group. A child that exits is noticed by `alive()`; the reader decides when to
+(`prepare()` launches it early, without waiting, so that its start overlaps other work;
+`wake()` lets a cancelled read stop waiting); `stop()` ends its whole process group. A child that exits is noticed by `alive()`; the reader decides when to
 `restart()` it (once per failed read) and reports its exit code (`settle()`) and
 `stderr_tail()`.
 """
@@ -29,6 +29,7 @@ import tempfile
 import threading
 from collections import deque
 
+from .errors import CancelledError
 from .validate import check_label
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
@@ -130,9 +131,10 @@ class Proxy:
         self._dir = None
         self._stderr = deque(maxlen=STDERR_LINES)
         self._pumps = []
-        self._ready = None
+        self._start = None  # {"line": bool, "eof": bool} of the child being launched
         self._serving = False
         self._lock = threading.Lock()
+        self._started = threading.Condition()  # notified at the serve line, at EOF, by wake()
 
     def argv(self, socket_path):
         return [self.binary, *self.connection, "proxy", f"--unix-socket={socket_path}",
@@ -151,14 +153,20 @@ class Proxy:
                 except ProxyError:
                     pass
 
-    def ensure(self):
-        """The socket path of a serving proxy, starting one when none runs (ProxyError if it cannot)."""
+    def ensure(self, cancelled=None):
+        """The socket path of a serving proxy, starting one when none runs (ProxyError if it
+        cannot; CancelledError when `cancelled()` turns true while it starts, see wake())."""
         with self._lock:
             if not self.alive():
                 self._launch()
             if not self._serving:
-                self._await_ready()
+                self._await_ready(cancelled)
             return self.socket_path
+
+    def wake(self):
+        """From another thread: make a wait for the start look at `cancelled()` again now."""
+        with self._started:
+            self._started.notify_all()
 
     def restart(self):
         """Stop the child (whatever its state) and start a new one (ProxyError if it cannot)."""
@@ -169,7 +177,12 @@ class Proxy:
     def _launch(self):
         self._reap()
         if self._dir is None:  # mkdtemp makes it 0700: only this user can reach the socket
-            self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
+            try:
+                self._dir = tempfile.mkdtemp(prefix="mcp-kubectl-")
+            except OSError as exc:
+                raise ProxyError(f"cannot make a private directory for the proxy's socket in"
+                                 f" {tempfile.gettempdir()!r} ({exc.strerror}); the operator should"
+                                 " point TMPDIR at a writable directory") from None
         self.starts += 1
         self.socket_path = os.path.join(self._dir, f"proxy-{self.starts}.sock")
         self._stderr.clear()
@@ -183,13 +196,13 @@ class Proxy:
                              " must install it or pass --kubectl PATH") from None
         except OSError as exc:
             raise ProxyError(f"kubectl could not be started ({self.binary!r}): {exc.strerror}") from None
-        ready = self._ready = threading.Event()
+        start = self._start = {"line": False, "eof": False}
 
         def watch(stream):
             for line in iter(stream.readline, b""):
                 if line.startswith(b"Starting to serve on"):
-                    ready.set()
-            ready.set()  # EOF: the child exited (or closed stdout); poll() tells which
+                    self._note(start, "line")
+            self._note(start, "eof")  # the child exited (or closed stdout); poll() tells which
 
         self._pumps = [threading.Thread(target=_keep_lines, args=(self.proc.stderr, self._stderr),
                                         daemon=True),
@@ -197,9 +210,19 @@ class Proxy:
         for pump in self._pumps:
             pump.start()
 
-    def _await_ready(self):
+    def _note(self, start, what):
+        with self._started:
+            start[what] = True
+            self._started.notify_all()
+
+    def _await_ready(self, cancelled=None):
         """Wait for the 'Starting to serve on' line (the socket is listening once it is printed)."""
-        if not self._ready.wait(self.start_timeout):
+        start, stop = self._start, (lambda: cancelled is not None and cancelled())
+        with self._started:
+            self._started.wait_for(lambda: start["line"] or start["eof"] or stop(), self.start_timeout)
+        if not (start["line"] or start["eof"]) and stop():
+            raise CancelledError()  # the child goes on starting: the next read waits for it
+        if not (start["line"] or start["eof"]):
             self._kill()
             raise ProxyError(f"`kubectl proxy` did not start within {self.start_timeout:g}s"
                              + self._stderr_suffix())

@@ -9,11 +9,10 @@ tool call may read several times) and stop when the call is cancelled: `interrup
 from another thread, shuts the socket so a blocked read returns at once. A read that fails on
 the connection is tried again: on a new connection when a kept-alive one went stale, and once
 after starting the proxy again (the proxy is not serving when a new connection fails). Only GET
-is ever sent: there is no other method in this module.
+is ever sent: there is no other method in this module. The connection class is in unixhttp.py.
 """
 
 import copy
-import http.client
 import json
 import re
 import socket
@@ -21,7 +20,7 @@ import threading
 import time
 from urllib.parse import quote, urlencode
 
-from .errors import CancelledError, ReadError, http_error_text
+from .errors import CancelledError, ReadError, http_error_text, redacted_line
 from .proxy import Proxy, ProxyError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -42,24 +41,6 @@ def resource_path(prefix, resource, *, namespace=None, name=None, subresource=No
     return "/".join(parts)
 
 
-class UnixHTTPConnection(http.client.HTTPConnection):
-    """http.client over a unix socket; Host stays `localhost`, which the proxy's filter accepts."""
-
-    def __init__(self, socket_path, *, timeout):
-        super().__init__("localhost", timeout=timeout)
-        self.socket_path = socket_path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(self.timeout)
-            sock.connect(self.socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
 class _Channel:
     """State shared by every view of one Reader: the proxy child and the kept-alive connection."""
 
@@ -68,9 +49,10 @@ class _Channel:
         self.conn = None
         self.lock = threading.Lock()  # guards conn against interrupt() from another thread
 
-    def open(self, timeout):
+    def open(self, timeout, cancelled=None):
         """(connection, reused): the kept-alive connection, or a new one to a running proxy."""
-        path = self.proxy.ensure()
+        from .unixhttp import UnixHTTPConnection  # here: the proxy starts meanwhile (see unixhttp)
+        path = self.proxy.ensure(cancelled)
         with self.lock:
             reused = (self.conn is not None and self.conn.sock is not None
                       and self.conn.socket_path == path)
@@ -91,6 +73,7 @@ class _Channel:
             self.drop_locked()
 
     def interrupt(self):
+        self.proxy.wake()  # a read still waiting for the proxy to start
         with self.lock:
             if self.conn is not None and self.conn.sock is not None:
                 try:
@@ -168,19 +151,20 @@ class Reader:
         if not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
         target = path + ("?" + urlencode(query) if query else "")
+        from .unixhttp import CONNECTION_ERRORS
         stale_retried = restarted = False
         while True:
             self._check_cancelled()
             reused = False
             try:
-                conn, reused = self._channel.open(self._remaining())
+                conn, reused = self._channel.open(self._remaining(), self._cancelled)
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()
                 body = _read_up_to(response, max_bytes + 1)
             except ProxyError as exc:
                 raise ReadError(str(exc)) from None
-            except (OSError, http.client.HTTPException) as exc:
+            except CONNECTION_ERRORS as exc:
                 self._channel.drop()
                 self._check_cancelled()
                 if isinstance(exc, TimeoutError) or self._remaining() <= 0.001:
@@ -246,7 +230,7 @@ def _parse_json(body, path):
         doc = json.loads(body)
     except (ValueError, RecursionError):
         raise ReadError(f"the API server answered {path} with a body that is not JSON: "
-                        + body[:200].decode("utf-8", "replace")) from None
+                        + redacted_line(body[:4096].decode("utf-8", "replace"), 200)) from None
     if not isinstance(doc, dict):
         raise ReadError(f"the API server answered {path} with JSON that is not an object")
     return doc

@@ -230,20 +230,20 @@ class Server:
             return _error(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
 
     def initialize(self, params, request_id):
-        self.reader.prepare()  # the proxy starts while the client finishes its handshake
+        self.reader.prepare()  # a no-op when __main__ launched it already; else the cue
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
 
     def discover(self, params, request_id):
-        self.reader.prepare()  # the stateless era's first request: a tool call is near
+        self.reader.prepare()  # the stateless era's first request (see initialize)
         return {"supportedVersions": list(SUPPORTED_VERSIONS),
                 "capabilities": {"tools": {"listChanged": False}},
                 "instructions": INSTRUCTIONS, "ttlMs": TOOLS_TTL_MS, "cacheScope": "public"}
 
     def tools_list(self, params, request_id):
-        self.reader.prepare()  # no initialize in the stateless era: the first list is the cue
+        self.reader.prepare()  # no initialize in the stateless era (see initialize)
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")

@@ -9,7 +9,7 @@ which the registry turns into an isError result.
 
 from .describe import describe_digest
 from .digest import EVENT_KINDS, clean_log_text, events_digest, pods_digest, state_words
-from .reader import ReadError
+from .reader import ReadError, resource_path
 from .tools import NAMESPACE, POD, TAIL_DEFAULT, TAIL_MAX, Tool
 from .validate import DNS1123_LABEL, SELECTOR_MAX, SELECTOR_PATTERN, check_subdomain
 
@@ -72,8 +72,7 @@ TOOLS = [
 
 
 def _core(namespace, resource, name=None, sub=None):
-    return f"/api/v1/namespaces/{namespace}/{resource}" + (f"/{name}" if name else "") + (
-        f"/{sub}" if sub else "")
+    return resource_path("/api/v1", resource, namespace=namespace, name=name, subresource=sub)
 
 
 def pod_summary(pod):
@@ -112,7 +111,8 @@ def owner_chain(reader, namespace, pod):
         if kind != "ReplicaSet" or check_subdomain("owner", name):
             continue
         try:
-            rs = reader.get_json(f"/apis/apps/v1/namespaces/{namespace}/replicasets/{name}")
+            rs = reader.get_json(resource_path("/apis/apps/v1", "replicasets", namespace=namespace,
+                                               name=name))
         except ReadError as exc:
             chain.append(f"(ReplicaSet lookup failed: {exc})")
             continue

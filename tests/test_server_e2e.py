@@ -149,8 +149,9 @@ def test_missing_pod_names_the_api_servers_message(serve):
     server, _ = serve("crashloop")
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "nope-1"})
     assert is_error
-    assert text == ('not found (404): pods "nope-1" not found; check the exact name and namespace'
-                    ' (get_pods lists the pods); the object may have been deleted or replaced')
+    assert text == ('not found (404): pods "nope-1" not found; check the exact name and namespace:'
+                    " the object may have been deleted or replaced, so list what exists before asking"
+                    " again")
 
 
 def test_the_server_writes_nothing_under_home(kube_sim, tmp_path):
@@ -252,3 +253,34 @@ def test_check_reads_the_version_through_the_proxy(kube_sim, tmp_path):
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1 and "\ncannot reach the Kubernetes API server (" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def two_container_pod(name, default=None):
+    """A running pod with containers app and sidecar (annotated default: `default`)."""
+    statuses = [{"name": c, "ready": True, "restartCount": 0, "image": "shop/x:1", "imageID": "sha256:1",
+                 "containerID": f"containerd://{c}", "state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}},
+                 "lastState": {}} for c in ("app", "sidecar")]
+    annotations = {"kubectl.kubernetes.io/default-container": default} if default else {}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "prod", "annotations": annotations,
+                         "creationTimestamp": "2026-11-29T10:00:00Z", "labels": {"app": "two"}},
+            "spec": {"nodeName": "node-a", "containers": [{"name": "app", "image": "shop/x:1"},
+                                                          {"name": "sidecar", "image": "shop/x:1"}]},
+            "status": {"phase": "Running", "containerStatuses": statuses}}
+
+
+def test_logs_without_a_container_name_pick_the_one_kubectl_would(serve, tmp_path):
+    # The API insists on a container name when a pod has several; kubectl logs picks the
+    # annotated default container, else the first, and so does get_logs.
+    path = tmp_path / "two.json"
+    logs = {f"prod/{pod}/{c}": {"current": [f"{c} of {pod} speaking"]}
+            for pod in ("plain-1", "annotated-1") for c in ("app", "sidecar")}
+    path.write_text(json.dumps({"kind": "SimulatedCluster", "base": "crashloop", "logs": logs,
+                                "objects": [two_container_pod("plain-1"),
+                                            two_container_pod("annotated-1", default="sidecar")]}))
+    server, _ = serve(str(path))
+    assert "app of plain-1 speaking" in ok(server, "get_logs", {"namespace": "prod", "name": "plain-1"})
+    assert "sidecar of annotated-1 speaking" in ok(server, "get_logs", {"namespace": "prod",
+                                                                        "name": "annotated-1"})
+    assert "app of annotated-1 speaking" in ok(server, "get_logs", {"namespace": "prod", "name": "annotated-1",
+                                                                    "container": "app"})

@@ -6,17 +6,18 @@ refused by the proxy itself (403 "Forbidden", never forwarded: the simulator's r
 it), so read-only holds even if the server's own client were wrong.
 """
 
-import http.client
 import os
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from mcp_kubectl_server.proxy import accept_paths
-from mcp_kubectl_server.reader import ReadError, Reader, UnixHTTPConnection
+from mcp_kubectl_server.reader import ReadError, Reader
+from mcp_kubectl_server.unixhttp import UnixHTTPConnection
 from tests.api_stub import ApiStub, wait_for
 from tests.test_server_support import ServerProcess
 
@@ -271,5 +272,64 @@ def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_si
         for name in ("proxy", "exec", "secrets"):  # objects so named are not subresources
             assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{name}")[0] == 404
         assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
+    finally:
+        reader.close()
+
+
+def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    try:
+        reader.prepare()
+        assert reader.proxy.proc is not None and reader.proxy.starts == 1
+        assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
+        reader.prepare()  # a running proxy is left alone
+        assert reader.proxy.starts == 1
+    finally:
+        reader.close()
+    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
+    missing.prepare()  # nothing to say yet: the first read says it
+    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
+        missing.get_json("/version")
+    missing.close()
+
+
+def test_the_server_launches_its_proxy_when_it_starts_serving(kube_sim):
+    sim = kube_sim("crashloop")
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+    try:  # before any request: its start overlaps the server's own and the client's handshake
+        assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
+        server.initialize()
+        assert not server.call("get_pods", {"namespace": "prod"})[1]
+        assert len(_proxies(sim.kubeconfig)) == 1
+    finally:
+        server.close()
+
+
+def test_no_writable_temp_dir_is_a_clear_error(kube_sim, tmp_path, monkeypatch):
+    sim = kube_sim("healthy")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    with pytest.raises(ReadError, match="cannot make a private directory for the proxy's socket in"):
+        reader.get_json("/version")
+    reader.close()
+
+
+def test_a_kept_alive_connection_the_proxy_dropped_is_reopened_without_a_restart(tmp_path):
+    # A proxy that answers one request per connection, then closes it without saying so.
+    kubectl = _fake_kubectl(tmp_path, (
+        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(4)\n"
+        "print('Starting to serve on', path, flush=True)\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    c.recv(65536)\n"
+        "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n'\n"
+        "              b'Content-Length: 15\\r\\n\\r\\n{\"kind\": \"Pod\"}')\n"
+        "    c.close()\n"))
+    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
+    try:
+        for _ in range(3):
+            assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}") == {"kind": "Pod"}
+        assert reader.proxy.starts == 1 and reader.proxy.alive()
     finally:
         reader.close()

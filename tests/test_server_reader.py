@@ -83,8 +83,8 @@ def test_only_api_paths_are_read(path, open_reader, tmp_path):
      ' "pods" in API group "" in the namespace "prod". These credentials cannot read that (RBAC); do'
      " not retry it, work with what the other tools show"),
     (Rule("/pods", 404, status(404, "NotFound", 'pods "x" not found', name="x", kind="pods")),
-     'not found (404): pods "x" not found; check the exact name and namespace (get_pods lists the'
-     " pods); the object may have been deleted or replaced"),
+     'not found (404): pods "x" not found; check the exact name and namespace: the object may have'
+     " been deleted or replaced, so list what exists before asking again"),
     (Rule("/pods", 404, status(404, "NotFound", "the server could not find the requested resource")),
      f"the API server does not serve {PODS} (404: the server could not find the requested resource):"
      " this cluster may not have that API group or version; do not retry it"),
@@ -179,3 +179,35 @@ def test_a_body_over_the_cap_is_an_error_and_the_next_read_works(open_reader):
         with pytest.raises(ReadError, match="the response passed the 1000 byte cap and was stopped"):
             reader.get_text(f"{PODS}/x/log", max_bytes=1000)
         assert reader.get_json(f"{PODS}/x") == {"kind": "Pod"}
+
+
+def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader):
+    # kubectl proxy waits (up to 5 s) for the cluster's /version before it serves.
+    with ApiStub([Rule("/version", hang=True)]) as api:
+        reader = open_reader(api.kubeconfig, timeout=30)
+        cancelled = threading.Event()
+
+        def cancel_when_it_waits():
+            wait_for(lambda: any(path.startswith("/version") for _, path in api.requests))
+            cancelled.set()
+            reader.interrupt()
+
+        threading.Thread(target=cancel_when_it_waits, daemon=True).start()
+        started = time.monotonic()
+        with pytest.raises(CancelledError):
+            reader.for_call(cancelled=cancelled.is_set).get_json(f"{PODS}/x")
+        assert time.monotonic() - started < 2
+        assert reader.proxy.alive() and reader.proxy.starts == 1  # left starting for the next read
+
+
+def test_error_texts_are_redacted_before_they_are_cut(open_reader):
+    # A cut through the middle of a token would leave a piece the redactor no longer knows.
+    secret = "ghp_" + "A1b2C3d4E5" * 4
+    message = "x" * 340 + f" clone failed with token {secret} and more"  # the cut falls after it
+    with ApiStub([Rule("/pods/a", 500, status(500, "InternalError", message)),
+                  Rule("/pods/b", text="<html>" + "y" * 160 + f" token={secret}</html>")]) as api:
+        reader = open_reader(api.kubeconfig)
+        for path in (f"{PODS}/a", f"{PODS}/b"):
+            with pytest.raises(ReadError) as caught:
+                reader.get_json(path)
+            assert "[REDACTED]" in str(caught.value) and "A1b2C3" not in str(caught.value), path

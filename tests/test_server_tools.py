@@ -1,4 +1,4 @@
-"""Tool table and argument checks: every hostile value is refused before any kubectl runs."""
+"""Tool table, registry and argument checks: every hostile value is refused before any read."""
 
 import json
 from types import SimpleNamespace
@@ -6,9 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from mcp_kubectl_server.reader import ReadError
-from mcp_kubectl_server.registry import collect, run_tool
-
-from mcp_kubectl_server.registry import load
+from mcp_kubectl_server.registry import collect, load, run_tool
 from mcp_kubectl_server.server import Server
 from mcp_kubectl_server.tools import ANNOTATIONS, NAMESPACE, Tool, check_arguments, check_scope
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
