@@ -3,8 +3,10 @@
     python3 -m pytest -p tests.shard --shard 1/2      # and, at the same time, --shard 2/2
 
 N processes with shards 1/N .. N/N run each test exactly once between them. Interleaving (not
-halves of the file list) spreads a file's slow tests over the shards. tests/run_shards.py runs
-the shards side by side for `make test`; without the option nothing is left out.
+halves of the file list) spreads a file's slow tests over the shards; the tests marked slow
+(tests/time_limit.py) are dealt out among themselves, so that they do not land in one shard.
+tests/run_shards.py runs the shards side by side for `make test`; without the option nothing is
+left out.
 """
 
 import pytest
@@ -37,8 +39,12 @@ def pytest_collection_modifyitems(config, items):
     if value is None:
         return
     k, n = parse_shard(value)
-    kept = [item for i, item in enumerate(items) if i % n == k - 1]
-    dropped = [item for i, item in enumerate(items) if i % n != k - 1]
+    ours = set()
+    for slow in (True, False):
+        group = [item for item in items if bool(item.get_closest_marker("slow")) is slow]
+        ours.update(id(item) for item in group[k - 1::n])
+    kept = [item for item in items if id(item) in ours]
+    dropped = [item for item in items if id(item) not in ours]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
