@@ -34,6 +34,13 @@ def serve(kube_sim):
             server.close()
 
 
+def tool_reads(sim):
+    """The requests the simulator got, without kubectl proxy's start-up probe (/version), which
+    the server's proxy sends at a moment of its own after the server starts (it raced a count of
+    the requests before and after a call on a busy machine)."""
+    return [r for r in sim.requests if not r["path"].startswith("/version")]
+
+
 def ok(server, tool, arguments):
     text, is_error = server.call(tool, arguments)
     assert not is_error, text
@@ -115,15 +122,10 @@ def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
 def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(serve, namespace):
     server, sim = serve("missing-secret")
-    # kubectl proxy's start-up probe (/version) may reach the cluster at any point after
-    # initialize (it raced this count on a busy machine); it is not a tool's read
-    def reads():
-        return [r for r in sim.requests if not r["path"].startswith("/version")]
-    before = len(reads())
     for tool, extra in NEW_TOOLS.items():
         text, is_error = server.call(tool, dict(extra, namespace=namespace))
         assert is_error and text.startswith(f"namespace '{namespace}' is outside this server's scope"), text
-    assert len(reads()) == before
+    assert tool_reads(sim) == []
     assert server.close() == 0
 
 
@@ -138,10 +140,9 @@ def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading
 ])
 def test_bad_arguments_are_refused_with_field_messages(serve, tool, arguments, message):
     server, sim = serve("missing-secret")
-    before = len(sim.requests)
     text, is_error = server.call(tool, arguments)
     assert is_error and message in text, text
-    assert len(sim.requests) == before
+    assert tool_reads(sim) == []
     assert server.close() == 0
 
 
