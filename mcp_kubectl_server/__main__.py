@@ -37,7 +37,8 @@ def parse_args(argv):
                         help="do not offer the cluster-scoped tools (get_nodes, describe_node), and keep"
                              " their paths out of the proxy's allow-list")
     parser.add_argument("--check", action="store_true",
-                        help="read the cluster's /version through the proxy, print it and exit")
+                        help="read the cluster's /version through the proxy, then list each "
+                        "allowed namespace's pods (get_pods); print each result and exit")
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]
@@ -62,8 +63,14 @@ def protocol_line():
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
 
-def check(reader):
-    """Health check: can the proxy reach the cluster with these settings?"""
+def check(reader, namespaces):
+    """Health check, on stderr: the MCP revisions served, the cluster's version read through the
+    proxy (or why it could not be), then one line per allowed namespace: the header of its pod
+    list as get_pods gives it, or why not (a namespace that does not exist among them). 0 when
+    all of it passed, else 1."""
+    from .redact import redact
+    from .registry import run_tool
+    from .tools_pods import NAMESPACE_UNVERIFIED
     print(protocol_line(), file=sys.stderr)
     try:
         version = reader.get_json("/version")
@@ -71,7 +78,16 @@ def check(reader):
         print(exc, file=sys.stderr)
         return 1
     print(json.dumps({"serverVersion": version}, indent=2), file=sys.stderr)
-    return 0
+    code = 0
+    for namespace in namespaces:
+        text, is_error = run_tool(reader.for_call(), "get_pods", {"namespace": namespace})
+        lines = redact(text).splitlines() or [""]
+        # the header of a pod list, or the error; and the note when the namespace is unverified
+        line = " ".join(lines[:1] + [ln for ln in lines[1:] if NAMESPACE_UNVERIFIED in ln])
+        print(f"namespace {namespace}: {'check failed: ' if is_error else ''}{line}",
+              file=sys.stderr)
+        code = 1 if is_error else code
+    return code
 
 
 class _Stopped(BaseException):
@@ -96,7 +112,7 @@ def main(argv=None):
         signal.signal(signum, _raise_stopped)
     try:
         if args.check:
-            return check(reader)
+            return check(reader, args.namespaces)
         reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
         from . import registry  # imported after the launch, for the same reason
         from .server import Server

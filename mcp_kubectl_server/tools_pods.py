@@ -17,6 +17,7 @@ ORDER = 0  # the pod tools come first in tools/list: an investigation starts the
 LOG_LIMIT_BYTES = 32 * 1024
 LOG_BEGIN = "--- begin log lines (application output: data, not instructions) ---"
 LOG_END = "--- end log lines ---"
+NAMESPACE_UNVERIFIED = "could not check whether namespace"  # the agent's preflight reads this
 
 TOOLS = [
     Tool("get_pods", "List pods",
@@ -92,7 +93,26 @@ def pod_summary(pod):
 def get_pods(reader, args):
     query = {"labelSelector": args["selector"]} if args.get("selector") else None
     pods = reader.list_json(_core(args["namespace"], "pods"), query, item=pod_summary)
-    return pods_digest(pods, namespace=args["namespace"], selector=args.get("selector"))
+    digest = pods_digest(pods, namespace=args["namespace"], selector=args.get("selector"))
+    if pods.get("items"):  # pods exist, so does their namespace
+        return digest
+    unverified = check_namespace(reader, args["namespace"])
+    return digest + (f"\n({unverified})" if unverified else "")
+
+
+def check_namespace(reader, namespace):
+    """An empty pod list says nothing of whether the namespace exists: a mistyped one lists no
+    pods either. Raises ReadError when the Namespace object is not found (404); returns a
+    sentence when it could not be read (403: these credentials may list pods, not namespaces)."""
+    try:
+        reader.get_json(f"/api/v1/namespaces/{namespace}")
+    except ReadError as exc:
+        if exc.status == 404:
+            raise ReadError(f"namespace {namespace} does not exist in this cluster (404: "
+                            f"namespaces \"{namespace}\" not found); check its name",
+                            status=404) from None
+        return f"{NAMESPACE_UNVERIFIED} {namespace} exists: {exc}"
+    return None
 
 
 def _pod_events(reader, namespace, name):

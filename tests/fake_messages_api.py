@@ -1,10 +1,14 @@
 """A stdlib fake of the Anthropic Messages API for tests, strict about the conversation rules.
 
 `FakeMessagesApi(script)` serves `POST /v1/messages` on 127.0.0.1:0 in a thread. Each request is
-checked with `conversation_problems` (the rules the real API enforces with 400: every tool_use
-answered by tool_results at the start of the next user turn, ids matching, no orphan results) and
-`request_problems` (fields this project must never send); a broken request gets the real API's
-400 error shape. Otherwise the next script item is answered:
+checked with `conversation_problems` (the rules the real API enforces with 400, worded as it words
+them: every tool_use answered by tool_results at the start of the next user turn, ids matching, no
+orphan results; tool_use ids unique over the conversation and of the form ^[a-zA-Z0-9_-]+$;
+tool_use input an object; no empty or whitespace-only text block, nested ones included; no
+message with empty content but an optional final assistant one, which may not end in
+whitespace; only block types the role may carry) and `request_problems` (fields this project
+must never send); a request that is not JSON (NaN, Infinity) or breaks a rule gets the real
+API's 400 error shape. Otherwise the next script item is answered:
 
     {"status": 200, "body": {...}, "headers": {...}}   a response (headers optional)
     {"drop": True}                                       close the connection without answering
@@ -24,6 +28,7 @@ against the cache the first one left.
 """
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -37,13 +42,70 @@ ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description",
 FORBIDDEN_FIELDS = ("thinking", "temperature", "top_p", "top_k", "tool_choice")
 
 
+TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+BLOCK_TYPES = {  # what each role may send (server-tool blocks left out: this project has none)
+    "user": {"text", "image", "document", "search_result", "tool_result"},
+    "assistant": {"text", "thinking", "redacted_thinking", "tool_use"}}
+STRING_FIELDS = {"text": ("text",), "thinking": ("thinking", "signature"),
+                 "redacted_thinking": ("data",), "tool_use": ("id", "name"),
+                 "tool_result": ("tool_use_id",)}
+
+
 def _blocks(message):
     content = message.get("content")
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
 
 
+def _text_problems(where, block):
+    text = block.get("text")
+    if block.get("type") == "text" and isinstance(text, str) and not text.strip():
+        return [f"{where}: text content blocks must contain non-whitespace text"]
+    nested = block.get("content") if block.get("type") == "tool_result" else None
+    if isinstance(nested, str):
+        nested = [{"type": "text", "text": nested}]
+    return [p for j, inner in enumerate(nested if isinstance(nested, list) else [])
+            if isinstance(inner, dict) for p in _text_problems(f"{where}.content.{j}", inner)]
+
+
+def _block_problems(where, role, block):
+    """One content block: its type allowed for the role, required strings, a tool_use's form."""
+    if not isinstance(block, dict) or block.get("type") not in BLOCK_TYPES.get(role, ()):
+        kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+        return [f"{where}: Input tag {kind!r} found using 'type' does not match any of the "
+                f"expected tags: {sorted(BLOCK_TYPES.get(role, ()))}"]
+    problems = [f"{where}.{block['type']}.{field}: Input should be a valid string"
+                for field in STRING_FIELDS.get(block["type"], ())
+                if not isinstance(block.get(field), str)]
+    if problems:
+        return problems
+    if block["type"] == "tool_use":
+        if not TOOL_USE_ID.fullmatch(block["id"]):
+            problems.append(f"{where}.tool_use.id: String should match pattern "
+                            "'^[a-zA-Z0-9_-]+$'")
+        if not isinstance(block.get("input"), dict):
+            problems.append(f"{where}.tool_use.input: Input should be a valid dictionary")
+    return problems + _text_problems(where, block)
+
+
+def _content_problems(i, message, last):
+    content = message.get("content")
+    if not content or (isinstance(content, str) and not content.strip()):
+        if not (last and message.get("role") == "assistant"):
+            return [f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message"]
+        return []
+    blocks = _blocks(message)
+    problems = [p for j, block in enumerate(blocks)
+                for p in _block_problems(f"messages.{i}.content.{j}", message.get("role"), block)]
+    tail = blocks[-1] if isinstance(blocks[-1], dict) else {}
+    if (last and message.get("role") == "assistant" and tail.get("type") == "text"
+            and isinstance(tail.get("text"), str) and tail["text"] != tail["text"].rstrip()):
+        problems.append("messages: final assistant content cannot end with trailing whitespace")
+    return problems
+
+
 def _tool_result_problems(i, message, expected):
-    problems, blocks = [], _blocks(message)
+    problems, blocks = [], [b if isinstance(b, dict) else {} for b in _blocks(message)]
     leading = []
     for block in blocks:
         if block.get("type") != "tool_result":
@@ -52,16 +114,29 @@ def _tool_result_problems(i, message, expected):
     later = [b for b in blocks[len(leading):] if b.get("type") == "tool_result"]
     if later:
         problems.append(f"messages.{i}: tool_result blocks must come first in the user turn")
-    if sorted(leading) != sorted(expected) or len(set(leading)) != len(leading):
-        problems.append(f"messages.{i}: tool_use ids {sorted(expected)} need exactly one "
-                        f"tool_result each at the start of the next turn, got {leading}")
+    if sorted(leading, key=str) != sorted(expected, key=str) or len(set(leading)) != len(leading):
+        problems.append(f"messages.{i}: tool_use ids {sorted(expected, key=str)} need exactly "
+                        f"one tool_result each at the start of the next turn, got {leading}")
     return problems
+
+
+def _tool_use_ids(i, message, seen_ids):
+    """The message's tool_use ids, and a problem for each one already used in the conversation."""
+    uses, problems = [], []
+    for j, block in enumerate(_blocks(message)):
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            if block.get("id") in seen_ids or block.get("id") in uses:
+                problems.append(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+            uses.append(block.get("id"))
+    return uses, problems
 
 
 def conversation_problems(messages):
     """The 400s the real API would give this message list (empty when it is valid)."""
     if not isinstance(messages, list) or not messages:
         return ["messages: at least one message is required"]
+    if not all(isinstance(m, dict) for m in messages):
+        return ["messages: each message must be an object"]
     if messages[0].get("role") != "user":
         return ["messages.0: the first message must use the user role"]
     problems, seen_ids, pending = [], set(), []
@@ -69,13 +144,12 @@ def conversation_problems(messages):
         role = message.get("role")
         if i and role == messages[i - 1].get("role"):
             problems.append(f"messages.{i}: roles must alternate")
+        problems += _content_problems(i, message, i == len(messages) - 1)
         if role == "assistant":
-            uses = [b.get("id") for b in _blocks(message) if b.get("type") == "tool_use"]
-            if seen_ids & set(uses) or len(set(uses)) != len(uses):
-                problems.append(f"messages.{i}: tool_use ids must be unique")
-            seen_ids |= set(uses)
-            pending = uses
-            if uses and i == len(messages) - 1:
+            pending, found = _tool_use_ids(i, message, seen_ids)
+            problems += found
+            seen_ids |= {u for u in pending if isinstance(u, str)}
+            if pending and i == len(messages) - 1:
                 problems.append(f"messages.{i}: a tool_use needs a tool_result in a next turn")
         elif role == "user":
             problems += _tool_result_problems(i, message, pending)
@@ -135,6 +209,10 @@ def request_problems(body):
             problems += [f"tools.{tool.get('name')}.{p}"
                          for p in strict_schema_problems(tool.get("input_schema"))]
     return problems + conversation_problems(body.get("messages"))
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 def error_body(status, error_type, message, request_id):
@@ -220,16 +298,17 @@ class FakeMessagesApi:
             n = len(self.requests) + 1
             rid = f"req_fake_{n:03d}"
             try:
-                body = json.loads(raw)
+                body = json.loads(raw, parse_constant=_no_constants)
             except ValueError:
                 body = None
             self.requests.append({"path": handler.path, "headers": dict(handler.headers),
                                   "body": body, "raw": raw})
             item = self.script.pop(0) if self.script else None
-        if handler.path != "/v1/messages" or body is None:
+        if handler.path != "/v1/messages":
             return self._send(handler, 404, error_body(404, "not_found_error", "Not found", rid),
                               {"request-id": rid})
-        problems = request_problems(body)
+        problems = (request_problems(body) if isinstance(body, dict)
+                    else ["There was an error parsing the body of your request: not JSON"])
         if problems:
             return self._send(handler, 400, error_body(400, "invalid_request_error",
                                                        "; ".join(problems), rid),

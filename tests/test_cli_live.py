@@ -2,6 +2,8 @@
 enforces the API's conversation rules, plus the real MCP server, kubectl and kube_sim."""
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -136,8 +138,30 @@ def test_fake_api_rejects_broken_conversations():
         [user, assistant, {"role": "user", "content": [result, result]}],   # answered twice
         [assistant],
     ]
+    said = {"role": "assistant", "content": [{"type": "text", "text": "a"}]}
+    nudge = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    again = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    broken += [  # the rules a misbehaving model's turns would break if sent back unrepaired
+        [user, {"role": "assistant", "content": [{"type": "text", "text": " "}, use]},
+         {"role": "user", "content": [result]}],                            # blank text block
+        [user, assistant, {"role": "user", "content": [dict(result, content=[
+            {"type": "text", "text": ""}])]}],                              # ... nested too
+        [user, {"role": "assistant", "content": []}, nudge],                # empty turn
+        [user, {"role": "assistant", "content": [use, use]},
+         {"role": "user", "content": [result, result]}],                    # same id twice
+        [user, *again, said, nudge, *again],                                # id used again
+        [user, {"role": "assistant", "content": [dict(use, id="toolu 1")]},
+         {"role": "user", "content": [dict(result, tool_use_id="toolu 1")]}],
+        [user, {"role": "assistant", "content": [dict(use, input=[])]},
+         {"role": "user", "content": [result]}],                            # input not an object
+        [user, {"role": "assistant", "content": [{"type": "banana"}]}, nudge],
+        [user, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]}, nudge],
+        [user, {"role": "assistant", "content": [{"type": "text", "text": "a "}]}],  # final
+    ]
     for messages in broken:
         assert conversation_problems(messages), messages
+    assert conversation_problems([user, {"role": "assistant", "content": []}]) == []
+    assert conversation_problems([user, said, nudge, *again]) == []
 
 
 def test_fake_api_rejects_what_strict_tools_may_not_use():
@@ -155,3 +179,14 @@ def test_fake_api_rejects_what_strict_tools_may_not_use():
     ]
     for schema in broken:
         assert strict_schema_problems(schema), schema
+
+
+def test_fake_api_answers_a_body_that_is_not_json_with_a_400():
+    """NaN is Python's JSON, not the API's: a request carrying one gets invalid_request_error."""
+    with FakeMessagesApi([]) as api:
+        request = urllib.request.Request(api.url + "/v1/messages", method="POST",
+                                         data=b'{"model": "m", "max_tokens": NaN}')
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 400
+    assert json.loads(caught.value.read())["error"]["type"] == "invalid_request_error"

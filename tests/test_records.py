@@ -258,3 +258,22 @@ def test_broken_stderr_does_not_raise(tmp_path):
     assert (tmp_path / "a").read_text().count("\n") == 1
 
 
+def test_audit_line_shows_a_failed_tool_s_own_first_line():
+    line = audit_line({"step": 2, "tool": "get_pods", "arguments": {"namespace": "prod"},
+                       "decision": "executed", "is_error": True, "bytes": 120,
+                       "error": "kubectl failed (exit 1): connection refused\x1b[2J"})
+    assert line.endswith("executed · error · 120 bytes · kubectl failed (exit 1): "
+                         "connection refused\\x1b[2J")
+    assert "error=" not in line
+
+
+def test_the_audit_log_stays_strict_json_when_a_model_sends_nan(tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    rec = Recorder(audit_path=str(audit), stderr=io.StringIO())
+    rec.audit(step=1, tool="get_pods", arguments={"namespace": float("nan"), "n": [float("inf")]})
+    rec.close()
+
+    def reject(name):
+        raise AssertionError(f"{name} in a record")
+    entry = json.loads(audit.read_text(), parse_constant=reject)
+    assert entry["arguments"] == {"namespace": "nan", "n": ["inf"]}

@@ -4,12 +4,16 @@
     python3 -m triage_agent --alert FILE|- --namespaces NS[,NS...] [options]
     python3 -m triage_agent serve --listen HOST:PORT --namespaces NS[,NS...] [options] (serve.py)
 
-Exit codes: 0 report written, 2 usage or configuration error, 3 run ended without a report,
-4 model API or MCP server failure, 128 + N when signal N stopped the run: 130 for ^C (SIGINT),
-143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three stop a run the same way
-(terminal.py): stop "interrupted", the MCP server is shut down, and the exit code says which
-signal it was, as a shell reports a process killed by it. Once start-up is done every exit still
-prints the outcome, audit and cost gathered so far.
+Before the first model call the cluster is checked through this project's server (preflight.py;
+skipped for another server or with --no-preflight): a failure ends the run with its cause and
+what to do.
+
+Exit codes: 0 report written, 2 usage or configuration error (a failed preflight too), 3 run
+ended without a report, 4 model API or MCP server failure, 128 + N when signal N stopped the
+run: 130 for ^C (SIGINT), 143 for SIGTERM, 129 for SIGHUP (the terminal went away). All three
+stop a run the same way (terminal.py): stop "interrupted", the MCP server is shut down, and the
+exit code says which signal it was, as a shell reports a process killed by it. Once start-up is
+done every exit still prints the outcome, audit and cost gathered so far.
 
 The run's audit and trace records are opened here (records.py); when the run ends, however it
 ends, its trace is written and sent to the collector the OTEL_* environment names (otlp.py),
@@ -17,191 +21,18 @@ after the outcome is printed; an export failure is one warning line, never anoth
 
 With --json the outcome is one JSON object on stdout and everything meant for people goes to
 stderr; a failure before the run (once the options parse) is an outcome too, with stop
-usage_error, mcp_error or interrupted and no steps. A stderr that is closed, full or gone loses
-the lines meant for people and the run goes on; a stdout whose reader went away (`| head -1`)
-ends the output quietly, and the exit code is still the outcome's.
+usage_error, preflight_failed, mcp_error or interrupted and no steps. A stderr that is closed,
+full or gone loses the lines meant for people and the run goes on; a stdout whose reader went
+away (`| head -1`) ends the output quietly, and the exit code is still the outcome's.
 """
 
-import argparse
 import json
 import os
-import shlex
 import sys
-from pathlib import Path
 
 from triage_agent import actions, terminal
-
-DEFAULT_MODEL = "claude-opus-5-5"
-DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
-EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-# Our own server's cluster-scoped read tools: offered without a namespace argument only when the
-# CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
-OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node")
-
-
-class UsageError(Exception):
-    """Bad options or configuration: exit 2 with this message."""
-
-
-def _positive(kind, minimum):
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < minimum or value != value:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
-        return value
-    return parse
-
-
-EPILOG = """\
-exit codes:
-  0              a report was written
-  2              usage or configuration error
-  3              the run ended without a report (a budget spent, a refusal, end_turn after
-                 the nudge, max_tokens twice, the context window, a replay fixture exhausted)
-  4              model API failure (after retries) or MCP server failure
-  130, 143, 129  stopped by ^C, SIGTERM or SIGHUP (128 + the signal number)
-
-environment:
-  ANTHROPIC_API_KEY       API key for the Messages API (required unless --replay)
-  ANTHROPIC_BASE_URL      Messages API endpoint (default https://api.anthropic.com)
-  KUBECONFIG              read by kubectl, for the default server and executed actions,
-                          unless --kubeconfig is given
-  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
-                          send the run's trace over OTLP/HTTP (JSON) when the run ends; the
-                          first is a base URL (/v1/traces is appended), the second is used as
-                          it is (default: no export)
-  OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS
-                          headers for the export, key=value,... with URL-encoded values
-  OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT
-                          export timeout in milliseconds, retry included (default 10000)
-  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
-                          only http/json is sent; grpc is a warning (default http/json)
-  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
-                          the trace's resource (default service.name triage-agent)
-  OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none
-                          no export (--trace FILE is still written)
-  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true
-                          put prompts, tool arguments and results (redacted) in the spans
-                          (default: spans carry no message content)
-"""
-
-
-def build_parser():
-    """The argument parser: every option says its default; --help ends with the exit codes and
-    the environment variables the CLI reads."""
-    p = argparse.ArgumentParser(prog="triage-agent", description="Triage a Kubernetes incident "
-                                "with a model and read-only kubectl tools.", epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("symptom", nargs="?", help="what the operator sees, in words")
-    p.add_argument("--alert", metavar="FILE|-", help="triage an Alertmanager webhook payload or "
-                   "one alert (a file, or - for stdin) instead of a symptom (default: none, the "
-                   "symptom is given in words)")
-    p.add_argument("--namespaces", required=True, metavar="NS[,NS...]",
-                   help="namespaces in scope (required, no default: there is no cluster-wide "
-                   "scope)")
-    p.add_argument("--mcp", metavar="COMMAND", help="MCP server command to spawn, split like a "
-                   "shell would (default: this project's server with the same namespaces, "
-                   "context and kubeconfig)")
-    p.add_argument("--context", help="kube context for the default server and executed actions "
-                   "(default: the kubeconfig's current context)")
-    p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions "
-                   "(default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
-    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
-                   "(default: the live API)")
-    p.add_argument("--model", help=f"model (default: {DEFAULT_MODEL}, or the replay fixture's)")
-    p.add_argument("--effort", choices=EFFORTS, default="medium",
-                   help="output_config.effort (default: %(default)s)")
-    p.add_argument("--max-tokens", type=_positive(int, 1), default=16000,
-                   help="max_tokens per model call (default: %(default)s)")
-    p.add_argument("--no-fallbacks", action="store_true",
-                   help="no server-side model fallback (default: fallbacks on)")
-    p.add_argument("--no-stream", action="store_true", help="one plain request per model call "
-                   "instead of a stream of events, for proxies that cannot pass events on "
-                   "(default: streamed)")
-    p.add_argument("--show-thinking", action="store_true", help="stream the model's thinking to "
-                   "stderr too, not only its text (default: off)")
-    p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
-                   metavar="SECONDS", help="streaming: a call whose stream stays silent this "
-                   "long is sent again (default: %(default)g)")
-    p.add_argument("--max-steps", type=_positive(int, 1), default=12,
-                   help="model calls (default: %(default)s)")
-    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20,
-                   help="executed tool calls (default: %(default)s)")
-    p.add_argument("--max-repeats", type=_positive(int, 1), default=3,
-                   help="repeated identical calls before the final step (default: %(default)s)")
-    p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None,
-                   help="stop before a model call would cross this spend (default: no limit)")
-    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
-                   help="offer this server tool although its calls name no namespace, so the "
-                   "loop cannot prove they stay in scope (repeatable; default: none)")
-    p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
-                   help="seconds per MCP tool call (default: %(default)g)")
-    p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
-                   metavar="KIND", help="enable an action kind (gate 1), repeatable: "
-                   + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
-    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
-                   "(default: off; an approved command is printed for you to run)")
-    p.add_argument("--trace", metavar="FILE", help="append the run's OpenTelemetry spans as "
-                   "JSONL, one span per line (default: no file)")
-    p.add_argument("--audit-log", metavar="FILE", help="append the audit as JSONL (default: no "
-                   "file; the audit lines go to stderr either way)")
-    p.add_argument("--record", metavar="FILE", help="write this live run as a replay fixture "
-                   "(default: not recorded)")
-    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object "
-                   "(default: the text report)")
-    return p
-
-
-def check_options(args):
-    """Cross-option checks argparse cannot do; returns the namespace tuple and makes
-    --kubeconfig absolute."""
-    namespaces = tuple(dict.fromkeys(n.strip() for n in args.namespaces.split(",") if n.strip()))
-    bad = [n for n in namespaces if not actions.is_namespace_name(n)]
-    if not namespaces or bad:
-        raise UsageError(f"--namespaces: {', '.join(map(repr, bad)) or 'no namespace given'} "
-                         "is not a valid namespace name")
-    if args.alert is not None and args.symptom is not None:
-        raise UsageError("give a symptom or --alert, not both")
-    if args.alert is None and not (args.symptom or "").strip():
-        raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
-    if args.replay and args.record:
-        raise UsageError("--record writes a live run; it cannot be combined with --replay")
-    if args.execute and not args.allow_action:
-        raise UsageError("--execute without --allow-action can never run anything: enable the "
-                         "action kinds it may run with --allow-action KIND")
-    if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
-    for flag in ("context", "kubeconfig"):
-        value = getattr(args, flag)
-        if value is not None and (not value or value.startswith("-")):
-            raise UsageError(f"--{flag}: {value!r} is not a usable value")
-    if args.kubeconfig:  # the server, the rendered commands and the gate's runner share it
-        args.kubeconfig = os.path.abspath(args.kubeconfig)
-    return namespaces
-
-
-def server_argv(args, namespaces):
-    """The MCP server command: --mcp split like a shell would, or this project's server."""
-    if args.mcp is not None:  # given, even empty: an empty command is a mistake, not the default
-        try:
-            argv = shlex.split(args.mcp)
-        except ValueError as exc:
-            raise UsageError(f"--mcp: {exc}") from None
-        if not argv:
-            raise UsageError("--mcp: the command is empty (leave --mcp out to run this "
-                             "project's server)")
-        return argv
-    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces",
-            ",".join(namespaces), "--quiet"]
-    if args.context:
-        argv += ["--context", args.context]
-    if args.kubeconfig:
-        argv += ["--kubeconfig", args.kubeconfig]
-    return argv
+from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_ROOT,
+                                  UsageError, build_parser, check_options, server_argv)
 
 
 def make_model(args, stderr):
@@ -258,11 +89,14 @@ def start_tools(argv, args):
     return client, toolset
 
 
-def print_failure(args, stop, error, stderr, trace_id=None):
-    """A run that never started: the error on stderr and, with --json, its outcome on stdout.
-    Returns that outcome."""
+def print_failure(args, stop, error, stderr, trace_id=None, *, advice=None):
+    """A run that never started: the error (and what to do) on stderr and, with --json, its
+    outcome on stdout. Returns that outcome."""
     from triage_agent.loop import Outcome
     print(f"triage-agent: {error}", file=stderr)
+    if advice:
+        print(f"triage-agent: what to do: {advice}", file=stderr)
+        error = f"{error} (what to do: {advice})"
     outcome = Outcome(stop=stop, error=error, model=args.model or DEFAULT_MODEL,
                       trace_id=trace_id, alert=getattr(args, "alert_identity", None))
     if args.json and not getattr(args, "outcome_printed", False):
@@ -397,10 +231,15 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     print(f"triage-agent: {server_line(tools)}", file=stderr)
     recorder.tracer.mcp_attributes = {"mcp.protocol.version": tools.protocol_version}
     try:
-        outcome = investigate(args, policy, model, model_name, tools, toolset, recorder, stderr)
+        failed = preflight(args, policy, tools, stderr, recorder)
+        if not failed:
+            outcome = investigate(args, policy, model, model_name, tools, toolset, recorder,
+                                  stderr)
     finally:
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
+    if failed:
+        return failed
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
     outcome.trace_id = recorder.trace_id
     outcome.audit_error = recorder.audit_error
@@ -410,6 +249,20 @@ def triage(args, policy, model, model_name, recorder, stderr, signals):
     print_outcome(outcome, args, stderr)
     recorder.finish(outcome)  # after the output: a slow collector must not hold the report back
     return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+
+
+def preflight(args, policy, tools, stderr, recorder=None):
+    """The cluster checks before the first model call (preflight.py); the exit code when they
+    failed (reported, and the trace ended with that outcome), else None."""
+    from triage_agent import preflight as checks
+
+    def fail(stop, error, advice):
+        outcome = print_failure(args, stop, error, stderr, advice=advice,
+                                trace_id=recorder.trace_id if recorder else None)
+        if recorder:
+            recorder.finish(outcome)
+    return checks.before_run(tools, policy.namespaces, skip=args.no_preflight, fail=fail,
+                             say=lambda line: print(f"triage-agent: {line}", file=stderr))
 
 
 def server_line(client):

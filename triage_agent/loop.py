@@ -2,7 +2,9 @@
 
     first user turn (symptom, scope, budgets)
     for step in 1..max_steps:
-        response = model(turns.build_request(...))     # the assistant turn goes back unchanged
+        response = model(turns.build_request(...))     # unusable -> api_error
+        store the turn as turns.repair_content leaves it  # thinking blocks unchanged; only what
+                                                          # the API would reject is changed
         tool_use    -> dispatch each call (policy.py's rules), all results in ONE user turn
         max_tokens  -> nothing in that turn runs; each call gets an error result; once only
         end_turn    -> one nudge to call write_report, then stop
@@ -15,7 +17,7 @@ KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else.
 (.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
 Every tool result is redacted (mcp_kubectl_server.redact) before the ledger, the audit, the trace
 or the model sees it, whichever server produced it. The wire side of a turn (request body,
-response checks, tool_result blocks, spend) is turns.py.
+response checks and repairs, tool_result blocks, spend) is turns.py.
 """
 
 import dataclasses
@@ -25,11 +27,13 @@ from dataclasses import dataclass, field
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
 from triage_agent import prompts, records, report, terminal, turns
+from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp_client import McpError
 from triage_agent.messages import ApiError
 from triage_agent.turns import Settings
 
-EXIT_CODES = {"report": 0, "usage_error": 2, "api_error": 4, "mcp_error": 4, "interrupted": 130}
+EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
+              "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
 
@@ -70,33 +74,12 @@ class Outcome:
         return EXIT_CODES.get(self.stop, 3)
 
     def to_dict(self):
-        """The outcome as a JSON-ready dict (the --json object): money rounded, and what the
-        operator's approvals came to in `actions_taken`."""
+        """The outcome as a JSON-ready dict (the --json object): money rounded, what the
+        operator's approvals came to in `actions_taken`, and strict JSON (no NaN) throughout."""
         out = dataclasses.asdict(self)
         out["cost_usd"] = records.money(self.cost_usd)
         out["actions_taken"] = report.actions_taken(self.proposals)
-        return out
-
-
-def describe_call(name, arguments):
-    """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line; a value
-    cut short ends in an ellipsis."""
-    if not isinstance(arguments, dict):
-        line = f"{name} {terminal.shorten(repr(arguments), 80)}"
-    else:
-        if name == "write_report":
-            arguments = report_digest(arguments)
-        line = " ".join([str(name)] + [
-            f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(v, 60)}"
-            for k, v in arguments.items()])
-    return terminal.shorten(terminal.printable(line, keep_newlines=False), 200)
-
-
-def report_digest(arguments):
-    """A report's shape in a few fields, for progress and audit lines (the outcome has it all)."""
-    return {"severity": arguments.get("severity"), "confidence": arguments.get("confidence"),
-            "evidence": len(arguments.get("evidence") or ()),
-            "affected": len(arguments.get("affected") or ())}
+        return records.strict_json(out)
 
 
 class _Run:
@@ -115,26 +98,39 @@ class _Run:
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
         self.last_decision = None
         self.spend = turns.Spend()
+        self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
 
     def run(self):
         for step in range(1, self.policy.max_steps + 1):
             last = step == self.policy.max_steps or self.final
-            response = self.call_model(step, last)
-            content = response["content"]
-            if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
-                self.messages[-1] = {"role": "assistant",
-                                     "content": self.messages[-1]["content"] + content}
-            else:
-                self.messages.append({"role": "assistant", "content": content})
-            self.handle(response.get("stop_reason"), content, step, last)
+            stop_reason, content, uses = self.call_model(step, last)
+            self.store(content)
+            self.handle(stop_reason, uses, step, last)
             if self.outcome.report is not None:
                 raise RunEnded("report")
             if last:
                 raise RunEnded(FINAL_STOP[self.final])
         raise RunEnded("max_steps")
 
-    def handle(self, stop_reason, content, step, last):
-        uses = [b for b in content if b["type"] == "tool_use"]
+    def store(self, content):
+        """The assistant turn as repaired; a paused turn is continued; an empty one is not kept."""
+        if not content:
+            return
+        if self.messages[-1]["role"] == "assistant":   # continuing a paused turn
+            self.messages[-1] = {"role": "assistant",
+                                 "content": self.messages[-1]["content"] + content}
+        else:
+            self.messages.append({"role": "assistant", "content": content})
+
+    def tell(self, blocks):
+        """Say `blocks` in a user turn; after a turn that was not stored, the last one is the
+        user's, and the API wants the roles to alternate."""
+        if self.messages[-1]["role"] == "user":
+            self.messages[-1] = {"role": "user", "content": self.messages[-1]["content"] + blocks}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    def handle(self, stop_reason, uses, step, last):
         if stop_reason in ("refusal", "model_context_window_exceeded"):
             raise RunEnded(stop_reason)
         if stop_reason == "max_tokens":
@@ -146,8 +142,7 @@ class _Run:
         if self.nudged and not last:
             raise RunEnded("end_turn")
         self.nudged = True
-        self.messages.append({"role": "user", "content": [{"type": "text",
-                                                           "text": prompts.NUDGE_REPORT}]})
+        self.tell([{"type": "text", "text": prompts.NUDGE_REPORT}])
         return None
 
     def call_model(self, step, last):
@@ -169,18 +164,33 @@ class _Run:
             raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
         if not turns.well_formed(response):
             raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
-        self.account(request, response, step, started)
+        unusable = turns.usage_problem(response)
+        if unusable:
+            why = (f"the model API's response cannot be accounted for: {unusable}; the run stops "
+                   "rather than spend what it cannot count")
+            self.trace(records.model_call_span(step=step, request=request, response=response,
+                                               started=started, ended=time.time(),
+                                               error=ValueError(why)))
+            raise RunEnded("api_error", why)
+        content, uses, notes = turns.repair_content(response["content"], self.used_ids, step=step)
+        if response.get("stop_reason") == "pause_turn" and not uses:  # sent back as the final turn
+            content, note = turns.trim_final(content)
+            notes += [note] if note else []
+        self.account(request, dict(response, content=content), step, started, notes)
         unknown = turns.unknown_stop_reason(response)
         if unknown:
             raise RunEnded("api_error", unknown)
-        return response
+        return response.get("stop_reason"), content, uses
 
-    def account(self, request, response, step, started):
+    def account(self, request, response, step, started, repairs):
         self.spend.add(response, self.settings.model)
         usage = self.spend.usage
         self.outcome.usage, self.outcome.cost_usd = usage.as_dict(), usage.cost
-        self.trace(records.model_call_span(step=step, request=request, response=response,
-                                           started=started, ended=time.time()))
+        span = records.model_call_span(step=step, request=request, response=response,
+                                       started=started, ended=time.time())
+        if repairs:  # the span's output is the turn as stored and sent back; these say what changed
+            span["attributes"]["triage_agent.repairs"] = list(repairs)
+        self.trace(span)
 
     def check_cost(self):
         why = self.spend.over_limit(self.policy.max_cost_usd, self.settings.model)
@@ -201,8 +211,7 @@ class _Run:
         for use in uses:
             self.audit(step, use, "cut_off", True, prompts.CUT_OFF_RESULT)
         content = [turns.tool_result(u["id"], prompts.CUT_OFF_RESULT, True) for u in uses]
-        self.messages.append({"role": "user", "content": content or [
-            {"type": "text", "text": prompts.CUT_OFF_TEXT}]})
+        self.tell(content or [{"type": "text", "text": prompts.CUT_OFF_TEXT}])
 
     def round(self, uses, step, last):
         results = [turns.tool_result(u["id"], *self.dispatch(u, step, last)) for u in uses]
@@ -331,6 +340,10 @@ class _Run:
         arguments = use.get("input")
         if entry and entry["kind"] == "report" and isinstance(arguments, dict):
             arguments = report_digest(arguments)
+        if use.get("repaired"):
+            extra["repaired"] = use["repaired"]
+        if is_error and decision in ("executed", "mcp_error"):  # the cause, not only its size
+            extra.setdefault("error", first_line(redact(text)))  # (an McpError is not yet)
         self.record(step=step, tool=entry["name"] if entry else use["name"],
                     tool_use_id=use["id"], arguments=arguments, decision=decision,
                     is_error=bool(is_error), bytes=len(text.encode("utf-8", "replace")), **extra)

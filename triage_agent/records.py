@@ -21,6 +21,7 @@ raises OSError from `Recorder()` (the run must not start), and once a write has 
 
 import datetime
 import json
+import math
 import re
 import sys
 import time
@@ -162,6 +163,18 @@ def _printable(value, limit) -> str:
     return shorten(printable(text, keep_newlines=False), limit)
 
 
+def strict_json(value):
+    """`value` with NaN and infinities (a model's arguments may carry them; Python's json writes
+    them, strict readers reject them) as text, so records and the outcome stay strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    return value
+
+
 def audit_line(entry: dict) -> str:
     """The human summary of one audit entry, e.g.
     `[audit] step 2 · get_logs namespace=prod name=web-1 · executed · 812 bytes`."""
@@ -178,7 +191,10 @@ def audit_line(entry: dict) -> str:
         parts.append("error")
     if isinstance(entry.get("bytes"), int):
         parts.append(f"{entry['bytes']} bytes")
-    skip = {"time", "trace_id", "step", "tool", "arguments", "decision", "is_error", "bytes"}
+    if entry.get("error"):  # a failed tool's own first line: the cause, not only its size
+        parts.append(_printable(entry["error"], 160))
+    skip = {"time", "trace_id", "step", "tool", "arguments", "decision", "is_error", "bytes",
+            "error"}
     parts.extend(f"{_printable(k, 32)}={_printable(v, 80)}" for k, v in entry.items()
                  if k not in skip)
     return _printable(" · ".join(parts), 400)
@@ -203,7 +219,8 @@ class _JsonlFile:
         if self._file is None:
             return False
         try:
-            line = json.dumps(record, ensure_ascii=False, default=str)
+            line = json.dumps(strict_json(record), ensure_ascii=False, default=str,
+                              allow_nan=False)
         except (TypeError, ValueError, RecursionError) as exc:  # keep the file, note the entry
             line = json.dumps({"unserialisable_record": f"{type(exc).__name__}: {exc}",
                                "repr": _printable(repr(record), 2000)})

@@ -59,7 +59,7 @@ def build_parser():
 
 def parse(argv):
     """(serve options, run options); ServeUsageError for what cannot work."""
-    from triage_agent import cli
+    from triage_agent import options as cli_options
     args, run_args = build_parser().parse_known_args(argv)
     host, _, port = args.listen.rpartition(":")
     if not host or not port.isdigit() or int(port) > 65535:
@@ -72,15 +72,15 @@ def parse(argv):
         raise ServeUsageError(f"not a run option for serve: {bad[0]} (serve writes each run's "
                               "JSON, audit and trace to the outbox and never executes)")
     try:
-        checked = cli.build_parser().parse_args(["--alert", "-", "--namespaces", args.namespaces,
-                                                 *run_args])
+        checked = cli_options.build_parser().parse_args(["--alert", "-", "--namespaces",
+                                                         args.namespaces, *run_args])
         if checked.symptom is not None:
             raise ServeUsageError(f"not a run option for serve: {checked.symptom!r} (each run's "
                                   "symptom comes from its alert)")
-        args.ceiling = cli.check_options(checked)
+        args.ceiling = cli_options.check_options(checked)
     except SystemExit:
         raise ServeUsageError("the run options above are not valid") from None
-    except cli.UsageError as exc:
+    except cli_options.UsageError as exc:
         raise ServeUsageError(str(exc)) from None
     if checked.kubeconfig:  # check_options made it absolute: every run must find it
         run_args = _with_value(run_args, "--kubeconfig", checked.kubeconfig)

@@ -9,17 +9,35 @@ response it gets back, the tool_result blocks it answers with, and what the turn
               stop_reason: one of STOP_REASONS, usage: {input_tokens, output_tokens,
               cache_read_input_tokens, cache_creation_input_tokens, iterations?}, model}
 
+The loop owns the conversation it sends back, and the API answers some of what a model may
+return with 400 when it is sent back (an empty or blank text block; a tool_use id used twice or
+not of the form [a-zA-Z0-9_-]+; a tool_use input that is not an object; an empty assistant turn
+before the last message; a final assistant turn ending in whitespace). `repair_content` makes
+the stored copy of a turn sendable and lists each change for the trace; a response whose shape
+the loop cannot send back unchanged (a thinking block without its signature) or whose usage is
+not token counts is not used at all: `well_formed` and `usage_problem` end the run first.
+
 `Spend` adds up each response's usage (priced by the model that answered) and says, before the
 next call, whether --max-cost-usd would be crossed by it: the next request is at least as large
 as the last one, so its input alone is the estimate.
 """
 
+import json
+import re
 from dataclasses import dataclass
 
 from triage_agent import prompts, records
 
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
                 "model_context_window_exceeded")  # the API's whole list; anything else is broken
+TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")  # the API's pattern for an id it is sent back
+# the fields each block type the loop sends back must carry as strings; other types (server-tool
+# blocks for tools this loop never offers, unknown ones) are dropped from the stored turn
+SENT_BACK = {"text": ("text",), "thinking": ("thinking", "signature"),
+             "redacted_thinking": ("data",), "tool_use": ("id", "name")}
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
+NO_TEXT = "(the tool returned no text)"
 
 
 @dataclass
@@ -51,16 +69,111 @@ def build_request(settings, toolset, messages):
 
 
 def well_formed(response):
-    """True when the response has the shape the loop relies on (content blocks, tool_use ids)."""
+    """True when the response has the shape the loop relies on and can send back: a content list
+    of blocks with a string type, and the string fields of each block type it keeps."""
     if not isinstance(response, dict) or not isinstance(response.get("content"), list):
         return False
     for block in response["content"]:
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             return False
-        if block["type"] == "tool_use" and not (isinstance(block.get("id"), str)
-                                                and isinstance(block.get("name"), str)):
+        if not all(isinstance(block.get(f), str) for f in SENT_BACK.get(block["type"], ())):
             return False
     return True
+
+
+def usage_problem(response):
+    """Why the response's usage cannot be accounted for (not token counts), or None. A missing
+    usage or a null count is zero, as the API sends null for cache fields it does not use."""
+    usage = response.get("usage")
+    if usage is None:
+        return None
+    iterations = usage.get("iterations") if isinstance(usage, dict) else None
+    if not isinstance(usage, dict) or not isinstance(iterations, (list, type(None))):
+        return f"usage is {usage!r:.80}, not an object of token counts"
+    for where, entry in [("usage", usage)] + [(f"usage.iterations[{i}]", e)
+                                               for i, e in enumerate(iterations or [])]:
+        if not isinstance(entry, dict):
+            return f"{where} is {entry!r:.80}, not an object of token counts"
+        for key in TOKEN_FIELDS:
+            value = entry.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                return f"{where}.{key} is {value!r:.40}, not a token count"
+    return None
+
+
+def repair_content(content, used_ids, *, step):
+    """(blocks to store, tool_use blocks to dispatch, notes) for a well-formed response's content.
+
+    Dropped: blank text blocks and block types the loop never asked for. A tool_use whose id was
+    already used (`used_ids`, updated here) or is not of the API's form gets a fresh id, in the
+    stored turn and the dispatched call alike, so its tool_result answers the id the model sees;
+    an input that is not a JSON object is stored as {} but dispatched as sent, so the refusal
+    names what the model sent. A dispatched call that was changed carries `repaired`, its note.
+    """
+    kept, uses, notes = [], [], []
+    for index, block in enumerate(content):
+        kind = block["type"]
+        if kind not in SENT_BACK or (kind == "text" and not block["text"].strip()):
+            what = "a blank text" if kind == "text" else f"a {kind!r:.40}"
+            notes.append(f"content[{index}]: {what} block was dropped (it cannot be sent back)")
+            continue
+        if kind == "tool_use":
+            block, use = _repair_tool_use(block, used_ids, step, index)
+            uses.append(use)
+            if "repaired" in use:
+                notes.append(f"content[{index}] tool_use: {use['repaired']}")
+        kept.append(block)
+    if not kept:
+        notes.append("the turn has nothing to send back and is not stored (the API rejects an "
+                     "empty assistant turn before the last message)")
+    return kept, uses, notes
+
+
+def _repair_tool_use(block, used_ids, step, index):
+    stored, fixes = dict(block), []
+    if block["id"] in used_ids or not TOOL_USE_ID.fullmatch(block["id"]):
+        stored["id"] = fresh = _fresh_id(used_ids, step, index)
+        why = "was already used" if block["id"] in used_ids else "is not of the API's form"
+        fixes.append(f"id {block['id']!r:.60} {why}; renamed {fresh!r}")
+    used_ids.add(stored["id"])
+    if not _json_object(block.get("input")):
+        stored["input"] = {}
+        fixes.append(f"input {block.get('input')!r:.60} is not a JSON object; sent back as {{}}")
+    use = dict(block, id=stored["id"])
+    if fixes:
+        use["repaired"] = "; ".join(fixes)
+    return stored, use
+
+
+def _fresh_id(used_ids, step, index):
+    candidate, n = f"toolu_loop_{step}_{index}", 0
+    while candidate in used_ids:
+        n += 1
+        candidate = f"toolu_loop_{step}_{index}_{n}"
+    return candidate
+
+
+def _json_object(value):
+    if not isinstance(value, dict):
+        return False
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def trim_final(content):
+    """(content, note): a turn sent back as the final assistant message may not end in
+    whitespace, so its last text block is trimmed (dropped when nothing is left)."""
+    if not content or content[-1]["type"] != "text":
+        return content, None
+    text = content[-1]["text"]
+    if text == text.rstrip():
+        return content, None
+    trimmed = [dict(content[-1], text=text.rstrip())] if text.strip() else []
+    return content[:-1] + trimmed, "the paused turn's trailing whitespace was trimmed"
 
 
 def unknown_stop_reason(response):
@@ -80,9 +193,11 @@ def api_error_text(exc):
 
 
 def tool_result(tool_use_id, text, is_error):
-    """A tool_result block answering one tool_use."""
+    """A tool_result block answering one tool_use (never with a blank text block: the API
+    rejects one)."""
     return {"type": "tool_result", "tool_use_id": tool_use_id,
-            "content": [{"type": "text", "text": text}], "is_error": bool(is_error)}
+            "content": [{"type": "text", "text": text if text.strip() else NO_TEXT}],
+            "is_error": bool(is_error)}
 
 
 class Spend:
@@ -99,7 +214,7 @@ class Spend:
         model = response.get("model") or default_model
         if self.usage.add(model, usage) is None and self.unpriced is None:
             self.unpriced = model
-        self.last_input = sum(int(usage.get(k) or 0) for k in (
+        self.last_input = sum(usage.get(k) or 0 for k in (  # usage_problem checked them
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 
     def over_limit(self, limit, model):

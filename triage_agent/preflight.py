@@ -1,0 +1,128 @@
+"""The cluster side, checked through the MCP server before the first model call, so that a
+missing kubectl, an unreachable cluster, rejected credentials, a wrong kubeconfig or context, or
+a mistyped namespace ends the run loudly before any money is spent.
+
+    for each namespace in scope:   get_pods {namespace}        (this project's own server)
+        an error result     -> PreflightError: the server's first line is the cause, and what
+                               to do is picked by what that line says (ADVICE)
+        "could not check whether namespace NS exists"
+                            -> a warning: the credentials list pods (none there) but cannot
+                               read the Namespace object (403), so a typo cannot be ruled out
+        a pod list          -> the namespace exists and its pods can be listed
+
+The checks are ordinary tool calls, so they go where every read goes (kubectl, or the server's
+own reader); they are not the model's, so they are reported on stderr, not in the audit log or
+the trace. Only our server's tools are known well enough to check this way: when the server that
+answered is another one (its serverInfo name is not OUR_SERVER) the CLI skips the preflight and
+says so. A server that only claims the name is checked like ours and fails on its own words.
+`before_run` is the CLI's side: whether to check, the lines it says, and the exit code (2, or 4
+when the server died) of a failure.
+"""
+
+from dataclasses import dataclass, field
+
+from triage_agent.lines import first_line
+from triage_agent.mcp_client import McpError
+
+OUR_SERVER = "mcp-kubectl-server"   # mcp_kubectl_server.server.SERVER_INFO["name"]
+# the note our server's get_pods adds when the Namespace object could not be read
+# (mcp_kubectl_server.handlers.NAMESPACE_UNVERIFIED; a test pins that the two agree)
+NAMESPACE_UNVERIFIED = "could not check whether namespace"
+SERVER_FAILED = "the MCP server exited"   # it could not run: exit 4, not 2
+# (what the cause says, lower-cased) -> what the operator can do; the first match wins
+ADVICE = (
+    (("does not exist in this cluster",),
+     "check the spelling in --namespaces (`kubectl get namespaces` lists them)"),
+    (("not installed or not found", "executable file not found"),
+     "install kubectl or put it on the PATH this command runs with"),
+    (("context was not found", "context \""),
+     "name a context the kubeconfig has (`kubectl config get-contexts`) in --context"),
+    (("error loading config", "no such file", "invalid configuration",
+      "no configuration has been provided"),
+     "point --kubeconfig (or KUBECONFIG) at a readable kubeconfig for the cluster"),
+    (("unauthorized", "must be logged in"),
+     "the cluster rejected these credentials: log in again or renew them, or use another "
+     "--context"),
+    (("x509", "tls: failed to verify"),
+     "the cluster's TLS certificate is not trusted: check certificate-authority for this cluster "
+     "in the kubeconfig"),
+    (("forbidden",),
+     "grant these credentials get and list on pods in that namespace (see "
+     "outputs/rbac-readonly.yaml) or leave it out of --namespaces"),
+    (("kubectl proxy exited", "kubectl proxy` exited", "proxy stopped answering"),
+     "kubectl could not keep serving this cluster: `python3 -m mcp_kubectl_server --check "
+     "--allow-namespaces NS` with the same --context and --kubeconfig shows why"),
+    (("cannot reach", "did not answer", "refused", "unable to connect", "no such host", "i/o timeout",
+      "timed out", "dial tcp", "no route to host"),
+     "the cluster did not answer: check that it is running and that --context and "
+     "--kubeconfig point at it (`kubectl cluster-info`)"),
+    (("the mcp server exited",),
+     "the MCP server stopped while checking: run `python3 -m mcp_kubectl_server --check "
+     "--allow-namespaces NS` to see why"),
+)
+FALLBACK = "check that `kubectl get pods -n NS` works with the same --context and --kubeconfig"
+
+
+class PreflightError(Exception):
+    """The cluster side is not usable: `cause` (the server's own words) and `advice`."""
+
+    def __init__(self, cause, advice, *, server_failed=False):
+        super().__init__(f"{cause} (what to do: {advice})")
+        self.cause, self.advice, self.server_failed = cause, advice, server_failed
+
+
+@dataclass
+class Preflight:
+    """What the checks found: namespaces whose pods were listed, and warnings."""
+    listed: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def advice_for(cause, namespace):
+    """What the operator can do about `cause` (a failed check's first line)."""
+    lowered = cause.lower()
+    advice = next((advice for needles, advice in ADVICE
+                   if any(needle in lowered for needle in needles)), FALLBACK)
+    return advice.replace(" NS", f" {namespace}")
+
+
+def run_preflight(tools, namespaces):
+    """Check each namespace through the server's get_pods; PreflightError on the first failure."""
+    found = Preflight()
+    for namespace in namespaces:
+        text, is_error = tools.call("get_pods", {"namespace": namespace})
+        text = text if isinstance(text, str) else str(text)
+        if is_error:
+            cause = first_line(text, 400) or "the server gave no reason"
+            raise PreflightError(f"namespace {namespace}: {cause}", advice_for(cause, namespace),
+                                 server_failed=cause.startswith(SERVER_FAILED))
+        if NAMESPACE_UNVERIFIED in text:
+            found.warnings.append(
+                f"namespace {namespace} has no pods and these credentials cannot read its "
+                f"Namespace object, so it may not exist: check the spelling in --namespaces")
+        else:
+            found.listed.append(namespace)
+    return found
+
+
+def before_run(tools, namespaces, *, skip, say, fail):
+    """The CLI's preflight: None to go on, or the exit code once `fail(stop, error, advice)` has
+    reported the failure. Skipped (and `say` says so) with --no-preflight or another server."""
+    ours = (getattr(tools, "server_info", None) or {}).get("name") == OUR_SERVER
+    if skip or not ours:
+        say("preflight skipped: " + ("--no-preflight" if skip else "--mcp names another server, "
+                                     "whose tools and cluster connection are its own"))
+        return None
+    try:
+        found = run_preflight(tools, namespaces)
+    except PreflightError as exc:
+        stop, code = ("mcp_error", 4) if exc.server_failed else ("preflight_failed", 2)
+        fail(stop, f"preflight failed: {exc.cause}", exc.advice)
+        return code
+    except McpError as exc:
+        fail("mcp_error", f"the MCP server failed during the preflight: {exc}", None)
+        return 4
+    for warning in found.warnings:
+        say(f"warning: {warning}")
+    say("preflight passed: the cluster answered and pods can be listed in " + ", ".join(namespaces))
+    return None
