@@ -6,8 +6,11 @@ N processes with shards 1/N .. N/N run each test exactly once between them. Inte
 halves of the file list) spreads a file's slow tests over the shards; the tests marked slow
 (tests/time_limit.py) are dealt out among themselves, so that they do not land in one shard.
 tests/run_shards.py runs the shards side by side for `make test`; without the option nothing is
-left out.
+left out. `--shard-counts FILE` writes the shard's outcome counts as JSON at the end, so that
+run_shards can print one total for the whole suite.
 """
+
+import json
 
 import pytest
 
@@ -26,6 +29,17 @@ def parse_shard(value):
 def pytest_addoption(parser):
     parser.addoption("--shard", default=None, metavar="K/N",
                      help="run only every N-th collected test, starting with the K-th")
+    parser.addoption("--shard-counts", default=None, metavar="FILE",
+                     help="write this run's passed/failed/error/skipped counts here as JSON")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    path = config.getoption("shard_counts")
+    if path:
+        counts = {kind: len(terminalreporter.stats.get(kind, []))
+                  for kind in ("passed", "failed", "error", "skipped")}
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(counts, handle)
 
 
 def pytest_configure(config):

@@ -55,4 +55,5 @@ def test_run_shards_runs_every_test_once_and_fails_when_one_shard_fails(tmp_path
     assert "=== shard 1/2 ===" in done.stdout and "=== shard 2/2 ===" in done.stdout
     assert passed(done.stdout) == {f"test_{i}" for i in range(7)}
     assert done.stdout.count("FAILED ") == 1 and "assert 1 == 2" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1] == "total: 7 passed, 1 failed, 0 skipped"
     assert done.returncode == 1
