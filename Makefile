@@ -22,8 +22,10 @@ test-deps: check
 		$(PYTHON) -m venv .venv && .venv/bin/python -m pip install --quiet 'pytest>=7'; \
 	fi
 
+# One pytest process per core, each running every N-th test (tests/run_shards.py); a plain
+# `python3 -m pytest` runs the same suite in one process.
 test: test-deps
-	$(TEST_PYTHON) -m pytest
+	$(TEST_PYTHON) -m tests.run_shards
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.

@@ -248,7 +248,7 @@ class Server:
         cursor = params.get("cursor")
         if cursor not in (None, ""):
             raise RpcError(INVALID_PARAMS, "invalid cursor: every tool is on the first page")
-        result = {"tools": [tool.definition(self.allowed) for tool in self.tools.tools.values()]}
+        result = {"tools": [tool.definition() for tool in self.tools.tools.values()]}
         if _modern_request("tools/list", params):
             result.update(ttlMs=TOOLS_TTL_MS, cacheScope="public")
         return result

@@ -3,8 +3,9 @@
 A `Tool` is declared once, in its family module (tools_*.py, collected by registry.py), with its
 input schema; `check_arguments` returns field-level messages the model can act on (names,
 selectors, enums such as a workload kind), `check_scope`
-refuses namespaces outside the allow-list. Every tool is annotated read-only, non-destructive,
-idempotent and closed-world, because the annotation defaults in MCP are the unsafe ones.
+refuses namespaces outside the allow-list. Definitions never depend on the allow-list. Every tool
+is annotated read-only, non-destructive, idempotent and closed-world, because the annotation
+defaults in MCP are the unsafe ones.
 """
 
 from dataclasses import dataclass, field
@@ -36,10 +37,12 @@ class Tool:
     checks: dict = field(default_factory=dict)
     namespaced: bool = True
 
-    def definition(self, allowed_namespaces):
-        """The tools/list entry; the allowed namespaces are spelled out for the model."""
-        scope = f" Allowed namespaces: {', '.join(allowed_namespaces)}." if self.namespaced else ""
-        return {"name": self.name, "title": self.title, "description": self.description + scope,
+    def definition(self):
+        """The tools/list entry. It never names the allowed namespaces: the same bytes for every
+        server of one version, so a model API's prompt cache (tools come first in it) is shared by
+        runs over different namespaces. The scope is in the agent's first user turn and in every
+        refusal (check_scope)."""
+        return {"name": self.name, "title": self.title, "description": self.description,
                 "inputSchema": {"type": "object", "properties": self.properties,
                                 "required": list(self.required), "additionalProperties": False},
                 "annotations": dict(ANNOTATIONS, title=self.title)}

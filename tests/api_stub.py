@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from fixtures.http_thread import ServerThread
 from fixtures.kube_sim import kubeconfig_text
 
 
@@ -113,22 +114,21 @@ class ApiStub:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.kubeconfig = str(Path(self._tmp.name) / "kubeconfig")
         Path(self.kubeconfig).write_text(kubeconfig_text(self.url), encoding="utf-8")
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self._serving = ServerThread(self.httpd, name="api-stub")
 
-    def reads(self):
-        """The GET paths (with query) the server caused, without kubectl proxy's start-up probe."""
-        return [path for verb, path in self.requests
+    def reads(self, *, since=0):
+        """The GET paths (with query) the server caused, without kubectl proxy's start-up probe;
+        with `since`, only those after the first `since` requests."""
+        return [path for verb, path in self.requests[since:]
                 if verb == "GET" and path != "/version?timeout=5s"]
 
     def __enter__(self):
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *exc):
         self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(timeout=5)
+        self._serving.stop()
         self._tmp.cleanup()
 
 

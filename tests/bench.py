@@ -1,17 +1,44 @@
 """`make bench`: runs every benchmark module's main() in one process and prints its figures.
 
-Benchmarks are not tests: they assert nothing and print medians, so that figures for the README
-are measured in one run on one machine and compared as ratios.
+Benchmarks are not tests: they assert nothing. Every timing is taken in pairs with its reference
+(`paired`): the figure and the reference run one after the other, in alternating order, at least
+PAIRS times in the same process on the same machine, and each pair gives a ratio. The medians of
+both and the median ratio are printed; on a shared, noisy machine the ratio is the figure to
+compare across runs and machines.
 """
 
 import importlib
 import platform
 import os
+import statistics
 import sys
 import time
 
 MODULES = ("tests.bench_server", "tests.bench_agent", "tests.bench_reader", "tests.bench_stream",
-           "tests.bench_serve")
+           "tests.bench_serve", "tests.bench_cache")
+PAIRS = 5
+
+
+def paired(measure, reference, *, pairs=PAIRS):
+    """Time measure() and reference() (each returns seconds) interleaved, `pairs` times, the
+    order alternating so neither always runs warm; (median, reference median, median ratio)."""
+    ours, refs, ratios = [], [], []
+    for i in range(pairs):
+        if i % 2:
+            ref, our = reference(), measure()
+        else:
+            our, ref = measure(), reference()
+        ours.append(our)
+        refs.append(ref)
+        ratios.append(our / ref)
+    return statistics.median(ours), statistics.median(refs), statistics.median(ratios)
+
+
+def pair_line(label, reference_label, result, *, pairs=PAIRS):
+    """One printed figure: both medians in ms and the median ratio of the pairs."""
+    ours, ref, ratio = result
+    return (f"{label}: {ours * 1000:,.1f} ms; {reference_label}: {ref * 1000:,.1f} ms; "
+            f"ratio {ratio:.2f} (medians of {pairs} interleaved pairs)")
 
 
 def main():

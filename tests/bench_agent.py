@@ -1,10 +1,10 @@
 """Agent benchmark figures for `make bench` (not a test: prints medians, asserts nothing).
 
-- cold start of `python3 -m triage_agent --help`, next to a bare interpreter start on the same
-  machine in the same run (shared machines are noisy: the ratio is the figure to compare)
+- cold start of `python3 -m triage_agent --help`, in interleaved pairs with a bare interpreter
+  start (tests/bench.py `paired`; shared machines are noisy: the ratio is the figure to compare)
 - wall time of the crashloop replay end to end (CLI subprocess, real server, kubectl, kube_sim),
-  and the share of it spent outside tool calls (tool calls = MCP round trip + kubectl, from the
-  trace's execute_tool spans)
+  paired within each run with the time spent in tool calls (MCP round trip + the read, from the
+  trace's execute_tool spans): the median share of each run spent outside them
 - request body bytes per step across that run (in-process, same fixture, same server)
 """
 
@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 from fixtures.kube_sim import start_sim
+from tests.bench import PAIRS, pair_line, paired
 from triage_agent import loop, prompts, replay
 from triage_agent.mcp_client import McpStdioClient
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "replay" / "crashloop.json"
 SYMPTOM = "checkout pods in prod keep restarting"
-RUNS = 5
 
 
 def _env():
@@ -32,32 +32,33 @@ def _env():
 
 
 def cold_start(*args):
-    """Median seconds to run the interpreter with these arguments."""
-    times = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, *args], cwd=ROOT, env=_env(),
-                       capture_output=True, timeout=60, check=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    """Seconds to run the interpreter once with these arguments."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=ROOT, env=_env(),
+                   capture_output=True, timeout=60, check=True)
+    return time.perf_counter() - started
+
+
+def replay_once(sim, trace):
+    """(wall seconds, seconds inside tool calls) of one replay through the CLI."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "triage_agent", SYMPTOM, "--namespaces", "prod",
+                    "--replay", str(FIXTURE), "--kubeconfig", sim.kubeconfig, "--json",
+                    "--trace", str(trace)], cwd=ROOT, env=_env(), capture_output=True,
+                   timeout=120, check=True)
+    wall = time.perf_counter() - started
+    spans = [json.loads(line) for line in Path(trace).read_text().splitlines()]
+    return wall, sum(int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])
+                     for s in spans if s["name"].startswith("execute_tool ")) / 1e9
 
 
 def replay_wall(sim, workdir):
-    """Median (wall seconds, seconds inside tool calls) of the replay through the CLI."""
-    walls, tools = [], []
-    for i in range(RUNS):
-        trace = Path(workdir) / f"trace{i}.jsonl"
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "triage_agent", SYMPTOM, "--namespaces", "prod",
-                        "--replay", str(FIXTURE), "--kubeconfig", sim.kubeconfig, "--json",
-                        "--trace", str(trace)], cwd=ROOT, env=_env(), capture_output=True,
-                       timeout=120, check=True)
-        walls.append(time.perf_counter() - started)
-        spans = [json.loads(line) for line in trace.read_text().splitlines()]
-        tools.append(sum(int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])
-                         for s in spans if s["name"].startswith("execute_tool "))
-                     / 1e9)
-    return statistics.median(walls), statistics.median(tools)
+    """Medians of (wall seconds, seconds inside tool calls, share outside them) of the replay
+    through the CLI; the share is taken per run."""
+    runs = [replay_once(sim, Path(workdir) / f"trace{i}.jsonl") for i in range(PAIRS)]
+    return (statistics.median(wall for wall, _ in runs),
+            statistics.median(tools for _, tools in runs),
+            statistics.median((wall - tools) / wall for wall, tools in runs))
 
 
 def body_bytes(sim):
@@ -88,15 +89,15 @@ def main():
 
 
 def _print_figures():
-    bare, helped = cold_start("-c", "pass"), cold_start("-m", "triage_agent", "--help")
-    print(f"cold start `python3 -m triage_agent --help`: {helped * 1000:.0f} ms "
-          f"(median of {RUNS}); bare `python3 -c pass`: {bare * 1000:.0f} ms; "
-          f"ratio {helped / bare:.2f}")
+    started = paired(lambda: cold_start("-m", "triage_agent", "--help"),
+                     lambda: cold_start("-c", "pass"))
+    print(pair_line("cold start `python3 -m triage_agent --help`", "bare `python3 -c pass`",
+                    started))
     with tempfile.TemporaryDirectory() as workdir, start_sim("crashloop") as sim:
-        wall, in_tools = replay_wall(sim, workdir)
-        print(f"crashloop replay end to end: {wall * 1000:.0f} ms wall (median of {RUNS}); "
-              f"{in_tools * 1000:.0f} ms in tool calls (MCP + kubectl), "
-              f"{(wall - in_tools) / wall:.0%} outside them")
+        wall, in_tools, outside = replay_wall(sim, workdir)
+        print(f"crashloop replay end to end: {wall * 1000:,.0f} ms wall; in tool calls (MCP round "
+              f"trip + the read) {in_tools * 1000:,.0f} ms; share outside them {outside:.0%} "
+              f"(medians of {PAIRS} runs, the share taken per run)")
         sizes = body_bytes(sim)
     print("request body bytes per step: " + ", ".join(f"{n:,}" for n in sizes))
 

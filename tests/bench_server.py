@@ -1,62 +1,71 @@
 """Server benchmark figures for `make bench` (not a test: prints medians, asserts nothing).
 
-Server start -> initialized, a tools/list round trip, and get_pods on the `large` cluster's
-`bulk` namespace, with the digest's size next to `kubectl get pods -n bulk -o json`. kubectl's
-discovery cache goes to a temp dir (KUBECACHEDIR), not ~/.kube/cache.
+Each figure is timed in interleaved pairs with its reference (tests/bench.py `paired`):
+- server start -> initialized, against a bare interpreter start (`python3 -c pass`)
+- a tools/list round trip, against a ping round trip on the same server
+and, not timed, the size of get_pods on the `large` cluster's `bulk` namespace (2,000 pods) next
+to `kubectl get pods -n bulk -o json` on it (bench_reader times that call in units of kubectl).
+kubectl's discovery cache goes to a temp dir (KUBECACHEDIR), not ~/.kube/cache.
 """
 
 import os
-import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 from fixtures.kube_sim import start_sim
+from tests.bench import pair_line, paired
 from tests.test_server_support import ServerProcess
 
-REPEATS = 5
+
+def _timed(fn):
+    began = time.perf_counter()
+    fn()
+    return time.perf_counter() - began
 
 
-def _ms(seconds):
-    return f"{statistics.median(seconds) * 1000:.1f} ms"
-
-
-def measure(kubeconfig, env):
-    starts, lists, calls, sizes = [], [], [], []
-    for _ in range(REPEATS):
+def start_figures(kubeconfig, env):
+    """Server start to initialized, paired with a bare interpreter start."""
+    def start():
         began = time.perf_counter()
-        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", kubeconfig, "--quiet", env=env)
+        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", kubeconfig, "--quiet",
+                               env=env)
         server.initialize()
         server.request("ping")  # the notification above is handled before this reply comes back
-        starts.append(time.perf_counter() - began)
-        began = time.perf_counter()
-        server.request("tools/list")
-        lists.append(time.perf_counter() - began)
-        began = time.perf_counter()
-        text, _ = server.call("get_pods", {"namespace": "bulk"}, timeout=120)
-        calls.append(time.perf_counter() - began)
-        sizes.append(len(text.encode()))
+        seconds = time.perf_counter() - began
         server.close()
-    return starts, lists, calls, sizes
+        return seconds
+    bare = [sys.executable, "-c", "pass"]
+    return paired(start, lambda: _timed(lambda: subprocess.run(bare, env=env, check=True)))
+
+
+def call_figures(kubeconfig, env):
+    """(tools/list vs ping, digest bytes of get_pods bulk, kubectl -o json bytes)."""
+    kubectl = ["kubectl", f"--kubeconfig={kubeconfig}", "get", "pods", "-n", "bulk", "-o", "json"]
+    server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", kubeconfig, "--quiet",
+                           env=env)
+    try:
+        server.initialize()
+        listing = paired(lambda: _timed(lambda: server.request("tools/list")),
+                         lambda: _timed(lambda: server.request("ping")))
+        text, _ = server.call("get_pods", {"namespace": "bulk"}, timeout=120)
+    finally:
+        server.close()
+    raw = subprocess.run(kubectl, capture_output=True, timeout=120, env=env, check=True).stdout
+    return listing, len(text.encode()), len(raw)
 
 
 def main():
-    """Print the figures for issue 2 section 5."""
+    """Print the server figures."""
     with tempfile.TemporaryDirectory(prefix="kubectl-cache-") as cache, start_sim("large") as sim:
         env = dict(os.environ, KUBECACHEDIR=cache)
-        starts, lists, calls, sizes = measure(sim.kubeconfig, env)
-        began = time.perf_counter()
-        raw = subprocess.run(["kubectl", f"--kubeconfig={sim.kubeconfig}", "get", "pods", "-n", "bulk",
-                              "-o", "json"], capture_output=True, timeout=120, env=env)
-        raw_seconds = time.perf_counter() - began
-    print(f"medians over {REPEATS} runs")
-    print(f"server start -> initialized:        {_ms(starts)}")
-    print(f"tools/list round trip:              {_ms(lists)}")
-    print(f"get_pods bulk (2,000 pods):         {_ms(calls)}")
-    print(f"  kubectl get pods -o json alone:   {raw_seconds * 1000:.0f} ms (one run)")
-    print(f"  digest bytes:                     {statistics.median(sizes):,.0f}")
-    print(f"  kubectl -o json bytes:            {len(raw.stdout):,}"
-          f" ({len(raw.stdout) / statistics.median(sizes):.0f}x the digest)")
+        start = start_figures(sim.kubeconfig, env)
+        listing, digest, raw = call_figures(sim.kubeconfig, env)
+    print(pair_line("server start -> initialized", "bare `python3 -c pass`", start))
+    print(pair_line("tools/list round trip", "ping round trip", listing))
+    print(f"get_pods bulk (2,000 pods): digest {digest:,} bytes; `kubectl get pods -o json` "
+          f"{raw:,} bytes ({raw / digest:.0f}x the digest)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ Every simulator started through the factory is stopped at teardown. The kubeconf
 kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
 so a test run leaves nothing under ~/.kube/cache.
+
+The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
+tests/time_limit.py, whose hooks are imported here.
 """
 
 import contextlib
@@ -17,6 +20,7 @@ import contextlib
 import pytest
 
 from fixtures.kube_sim import start_sim
+from tests.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 
 @pytest.fixture(scope="session", autouse=True)

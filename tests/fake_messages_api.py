@@ -20,7 +20,11 @@ for one (split: byte piece sizes, pings, after/then: how the stream ends, events
 exact events or bytes to send); `.hangups` lists the stalled streams the client closed. Error
 statuses and drops stay what they were: failures before the stream.
 
-Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions.
+Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions; a
+request the API would accept also gets `cached_bytes`, `reusable_bytes` and `input_bytes`
+(what it read from the prompt cache, what it could have read, its whole prompt; see
+tests/prompt_cache.py). Pass one `cache=PromptCache()` to two fakes to measure a second run
+against the cache the first one left.
 """
 
 import json
@@ -28,7 +32,9 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fixtures.http_thread import ServerThread
 from tests import fake_sse
+from tests.prompt_cache import PromptCache
 
 ALLOWED_STRICT_KEYS = {"type", "enum", "const", "anyOf", "allOf", "description", "title",
                        "properties", "required", "additionalProperties", "items", "minItems",
@@ -240,13 +246,14 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script, *, sse=None):
+    def __init__(self, script, *, sse=None, cache=None):
         self.script = list(script)
         self.sse = dict(sse or {})
         self.release = fake_sse.Release()   # lets a stalled stream go at the end
         self.hangups = []                    # request ids whose stalled stream the client closed
         self.hung_up = threading.Event()     # set at the first of them
         self.requests = []
+        self.cache = PromptCache() if cache is None else cache
         self.lock = threading.Lock()
         fake = self
 
@@ -259,16 +266,15 @@ class FakeMessagesApi:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.serving = ServerThread(self.server, name="fake-messages-api")
 
     def __enter__(self):
-        self.thread.start()
+        self.serving.start()
         return self
 
     def __exit__(self, *exc):
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.serving.stop()
         self.release.close()
 
     def _send(self, handler, status, body, headers=None):
@@ -307,6 +313,10 @@ class FakeMessagesApi:
             return self._send(handler, 400, error_body(400, "invalid_request_error",
                                                        "; ".join(problems), rid),
                               {"request-id": rid})
+        with self.lock:
+            record = self.requests[n - 1]
+            record["cached_bytes"], record["reusable_bytes"], record["input_bytes"] = \
+                self.cache.read(body)
         if item is None:
             return self._send(handler, 500, error_body(500, "api_error", "script exhausted",
                                                        rid), {"request-id": rid})

@@ -9,6 +9,7 @@ import pytest
 
 from tests.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
                                      error_body, raw_field, strict_schema_problems)
+from tests.prompt_cache import PromptCache, cache_blocks
 from tests.test_cli import FATAL, REPLAY, run_cli
 from triage_agent import prompts
 
@@ -73,10 +74,10 @@ def test_no_fallbacks_and_effort(kube_sim):
 
 
 def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
-    sim = kube_sim("crashloop")
-    with FakeMessagesApi(crashloop_responses()) as first:
+    sim, cache = kube_sim("crashloop"), PromptCache()
+    with FakeMessagesApi(crashloop_responses(), cache=cache) as first:
         assert live(first, sim).returncode == 0
-    with FakeMessagesApi(crashloop_responses()) as second:
+    with FakeMessagesApi(crashloop_responses(), cache=cache) as second:
         out = run_cli("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
                       sim.kubeconfig, "--max-steps", "5", "--effort", "high",
                       env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
@@ -84,9 +85,16 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
     runs = (first.requests, second.requests)
     systems = {raw_field(r["raw"], "system") for requests in runs for r in requests}
     assert len(systems) == 1 and json.dumps(prompts.SYSTEM_PROMPT).encode() in systems.pop()
-    for requests in runs:  # the cached prefix (tools, then system) never changes within a run
-        assert len({raw_field(r["raw"], "tools") for r in requests}) == 1
+    # The cached prefix (tools, then system) is the same bytes on every step of both runs, over
+    # other namespaces (prod, then prod,staging): one prompt cache serves both.
+    assert len({raw_field(r["raw"], "tools") for requests in runs for r in requests}) == 1
+    for requests in runs:
         assert all(count_breakpoints(r["body"]) <= 4 for r in requests)
+    # so the second run's first request reads all of it (all but its first user turn) from the
+    # cache the first run left
+    opening = second.requests[0]
+    assert opening["cached_bytes"] == opening["input_bytes"] - len(cache_blocks(
+        opening["body"])[-1][0])
 
 
 @pytest.mark.parametrize("status,kind", [(400, "invalid_request_error"),

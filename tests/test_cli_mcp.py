@@ -21,8 +21,9 @@ with open(pidfile + ".starts", "a") as f:
     f.write("start\n")
 if open(pidfile + ".starts").read().count("start") > 1 and "--die-on-restart" in sys.argv:
     sys.exit("fatal: cannot come back")
-if "--stall" in sys.argv:                 # never answers initialize
-    signal.pause()
+if "--stall" in sys.argv:                 # never answers initialize; exits at the end of its input
+    sys.stdin.read()
+    sys.exit(0)
 if "--linger" in sys.argv:                # outlives the end of its input and ignores SIGTERM
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 RO = {"readOnlyHint": True}
@@ -79,7 +80,7 @@ def setup(tmp_path, *responses, die_on_restart=False):
 def test_hanging_call_times_out_and_the_run_goes_on(tmp_path):
     args = setup(tmp_path, message("tool_use", call("toolu_1", "get_logs")),
                  message("tool_use", call("toolu_2", "get_pods")))
-    out = run_cli(*args, "--mcp-timeout", "0.5")
+    out = run_cli(*args, "--mcp-timeout", "0.2")
     outcome = json.loads(out.stdout)
     assert out.returncode == 3 and outcome["stop"] == "replay_exhausted", out.stderr
     assert outcome["tool_calls"] == 2  # the hung call counted, the next one still ran

@@ -156,6 +156,8 @@ def test_a_signal_during_start_up_is_an_outcome_too(cli):
     wait_for(lambda: not alive(server), "the MCP server to be gone", deadline_s=5)
 
 
+@pytest.mark.slow(reason="runs the CLI's whole MCP close sequence: 2 s for the server to exit at "
+                         "end of input, 2 s after SIGTERM, then SIGKILL")
 def test_a_second_signal_does_not_cut_the_shutdown_short(cli, tmp_path):
     # The server outlives its input and ignores SIGTERM, so closing it takes the client's whole
     # close sequence (wait, terminate, kill); more signals arrive while that runs.
@@ -174,7 +176,7 @@ def test_a_second_signal_does_not_cut_the_shutdown_short(cli, tmp_path):
 
 
 def test_sighup_stays_ignored_under_nohup(cli):
-    run = cli(sighup="SIG_IGN", extra=["--mcp-timeout", "1"])
+    run = cli(sighup="SIG_IGN", extra=["--mcp-timeout", "0.3"])
     run.wait_stderr(b"[step 2/")
     run.proc.send_signal(signal.SIGHUP)
     returncode, stdout, stderr = run.finish()

@@ -6,6 +6,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from fixtures.http_thread import ServerThread
 from triage_agent.messages import API_VERSION, FALLBACK_BETA, ApiError, MessagesClient
 
 MESSAGE = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
@@ -50,8 +51,7 @@ class ScriptedApi:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.serving = ServerThread(self.server, name="test-messages-api").start()
 
     def act(self, handler, action):
         if action == "drop":
@@ -81,8 +81,7 @@ class ScriptedApi:
 
     def close(self):
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.serving.stop()
 
 
 @pytest.fixture

@@ -11,13 +11,7 @@ import json
 import pytest
 
 from tests.test_server_support import ServerProcess
-from tests.test_server_svc_e2e import only_scoped_gets
-
-
-def reads(sim):
-    """The simulator's requests other than the proxy's own start-up probe of /version (which may
-    arrive at any time after initialize, when the proxy is launched)."""
-    return [r for r in sim.requests if not r["path"].startswith("/version")]
+from tests.test_server_svc_e2e import only_scoped_gets, tool_reads
 
 
 @pytest.fixture
@@ -71,10 +65,10 @@ def test_a_namespace_without_policies_says_so(serve):
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
 def test_namespaces_outside_the_allow_list_are_refused_before_any_read(serve, namespace):
     server, sim = serve("network-policy")
-    before = len(reads(sim))
+    before = len(tool_reads(sim))
     text, is_error = server.call("get_network_policies", {"namespace": namespace})
     assert is_error and text.startswith(f"namespace '{namespace}' is outside this server's scope"), text
-    assert len(reads(sim)) == before
+    assert len(tool_reads(sim)) == before
     assert server.close() == 0
 
 
@@ -83,10 +77,10 @@ def test_namespaces_outside_the_allow_list_are_refused_before_any_read(serve, na
     ({"namespace": "-A"}, "is not a valid name")])
 def test_bad_arguments_are_refused(serve, arguments, message):
     server, sim = serve("network-policy")
-    before = len(reads(sim))
+    before = len(tool_reads(sim))
     text, is_error = server.call("get_network_policies", arguments)
     assert is_error and message in text, text
-    assert len(reads(sim)) == before
+    assert len(tool_reads(sim)) == before
     assert server.close() == 0
 
 

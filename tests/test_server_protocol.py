@@ -22,13 +22,33 @@ LOGS = ("2026-11-29T11:58:40Z INFO connecting with DB_PASSWORD=hunter2-prod\n"
         "2026-11-29T11:58:49Z FATAL: required environment variable PAYMENT_API_URL is not set\n")
 
 
-@pytest.fixture
-def api():
+class FromHere:
+    """The module's shared stub as one test sees it: reads() only from the test's start on."""
+
+    def __init__(self, stub):
+        self.stub, self.kubeconfig, self.since = stub, stub.kubeconfig, len(stub.requests)
+
+    def reads(self):
+        return self.stub.reads(since=self.since)
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """One API stub and one server process (with its kubectl proxy) for every test of this
+    module that uses `server`: starting them per test cost most of this module's time."""
     with ApiStub([Rule("/log", text=LOGS), Rule("/pods", body=json.loads(POD_LIST)),
                   Rule("/events", body={"items": []}),
                   # get_pods reads the Namespace when it lists no pods: the namespaces exist
                   Rule("/api/v1/namespaces/", body={"kind": "Namespace"})]) as stub:
-        yield stub
+        state = {"stub": stub, "server": None}
+        yield state
+        if state["server"] is not None and state["server"].proc.poll() is None:
+            state["server"].close()
+
+
+@pytest.fixture
+def api(shared):
+    return FromHere(shared["stub"])
 
 
 def serve(stub, *args, namespaces="prod"):
@@ -36,11 +56,18 @@ def serve(stub, *args, namespaces="prod"):
 
 
 @pytest.fixture
-def server(api):
-    proc = serve(api, "--timeout", "10", namespaces="default,prod")
+def server(shared):
+    """The shared server; a test that ends it (EOF) or leaves a reply unread gets it replaced,
+    so the next test starts with a live server whose very next reply is its own."""
+    if shared["server"] is None:
+        shared["server"] = serve(shared["stub"], "--timeout", "10", namespaces="default,prod")
+    proc = shared["server"]
     yield proc
+    if proc.proc.poll() is None and proc.next_reply_is_for("between-tests"):
+        return
+    shared["server"] = None
     if proc.proc.poll() is None:
-        proc.close()
+        proc.close()  # end of input: the server also stops its kubectl proxy
 
 
 @pytest.mark.parametrize("asked, answered", [

@@ -81,15 +81,21 @@ class ServerProcess:
         return result["content"][0]["text"], result["isError"]
 
     def close(self, timeout=10):
-        """Close stdin (EOF) and return the exit code."""
+        """Close stdin (EOF) and return the exit code; past `timeout` the server is killed and
+        TimeoutExpired raised. A blocking wait returns the moment the server exits, where
+        wait(timeout) polls and saw the exit up to 50 ms late; a timer does the killing."""
         if self.proc.stdin and not self.proc.stdin.closed:
             self.proc.stdin.close()
+        expired = threading.Event()
+        timer = threading.Timer(timeout, lambda: (expired.set(), self.proc.kill()))
+        timer.start()
         try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-            raise
+            code = self.proc.wait()
+        finally:
+            timer.cancel()
+        if expired.is_set():
+            raise subprocess.TimeoutExpired(self.proc.args, timeout)
+        return code
 
     def stderr_text(self):
         """Everything the server wrote on stderr; call after close()."""

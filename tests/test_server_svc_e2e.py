@@ -34,6 +34,13 @@ def serve(kube_sim):
             server.close()
 
 
+def tool_reads(sim):
+    """The requests the simulator got, without kubectl proxy's start-up probe (/version), which
+    the server's proxy sends at a moment of its own after the server starts (it raced a count of
+    the requests before and after a call on a busy machine)."""
+    return [r for r in sim.requests if not r["path"].startswith("/version")]
+
+
 def ok(server, tool, arguments):
     text, is_error = server.call(tool, arguments)
     assert not is_error, text
@@ -112,21 +119,13 @@ def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
     assert server.close() == 0
 
 
-def settled(server, sim):
-    """The request count once the proxy is up: the server starts it without waiting, so its own
-    start-up requests could otherwise land after a test took its count."""
-    assert not server.call("get_quotas", {"namespace": "prod"})[1]
-    return len(sim.requests)
-
-
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
 def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(serve, namespace):
     server, sim = serve("missing-secret")
-    before = settled(server, sim)
     for tool, extra in NEW_TOOLS.items():
         text, is_error = server.call(tool, dict(extra, namespace=namespace))
         assert is_error and text.startswith(f"namespace '{namespace}' is outside this server's scope"), text
-    assert len(sim.requests) == before
+    assert tool_reads(sim) == []
     assert server.close() == 0
 
 
@@ -141,10 +140,9 @@ def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading
 ])
 def test_bad_arguments_are_refused_with_field_messages(serve, tool, arguments, message):
     server, sim = serve("missing-secret")
-    before = settled(server, sim)
     text, is_error = server.call(tool, arguments)
     assert is_error and message in text, text
-    assert len(sim.requests) == before
+    assert tool_reads(sim) == []
     assert server.close() == 0
 
 
@@ -155,5 +153,5 @@ def test_tools_are_listed_read_only_with_a_required_namespace(serve):
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["destructiveHint"] is False
         assert "namespace" in tools[name]["inputSchema"]["required"]
-        assert "Allowed namespaces: prod." in tools[name]["description"]
+        assert "prod" not in json.dumps(tools[name])  # the same bytes whatever the namespaces
     assert server.close() == 0

@@ -1,11 +1,13 @@
 """Tool table, registry and argument checks: every hostile value is refused before any read."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
 from mcp_kubectl_server.reader import ReadError
 from mcp_kubectl_server.registry import collect, load, run_tool
+from mcp_kubectl_server.server import Server
 from mcp_kubectl_server.tools import ANNOTATIONS, NAMESPACE, Tool, check_arguments, check_scope
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
 
@@ -16,11 +18,22 @@ TOOLS = load().tools
 def test_pod_tools_come_first_all_read_only():
     assert list(TOOLS)[:4] == ["get_pods", "describe_pod", "get_events", "get_logs"]
     for tool in TOOLS.values():
-        definition = tool.definition(ALLOWED)
+        definition = tool.definition()
         for key, value in ANNOTATIONS.items():
             assert definition["annotations"][key] is value
         assert definition["inputSchema"]["additionalProperties"] is False
-        assert ("Allowed namespaces: default, prod." in definition["description"]) is tool.namespaced
+        assert "prod" not in json.dumps(definition)  # the scope is not part of the cached prefix
+
+
+def test_tools_list_is_the_same_bytes_whatever_the_allowed_namespaces():
+    # Tools come first in the Messages API's prompt cache: a namespace in them would give every
+    # set of namespaces a cache of its own, system prompt included.
+    idle_reader = SimpleNamespace(prepare=lambda: None)  # tools/list reads nothing
+    answers = [json.dumps(Server(idle_reader, allowed_namespaces=allowed, stdin=None, stdout=None,
+                                 stderr=None).tools_list({}, 1))
+               for allowed in (("prod",), ("default", "prod"), ("staging", "team-a"))]
+    assert answers[0] == answers[1] == answers[2]
+    assert "prod" not in answers[0] and "staging" not in answers[2]
 
 
 def test_descriptions_steer_the_model():
@@ -114,7 +127,7 @@ def test_a_family_adds_tools_and_the_registry_refuses_mistakes():
     assert list(registry.tools) == ["get_pods", "get_quotas", "get_nodes"]
     assert run_tool(None, "get_nodes", {}, registry=registry) == ("n", False)
     assert check_scope(nodes, {}, ALLOWED) is None  # cluster-scoped: bounded by its family
-    assert "Allowed namespaces" not in nodes.definition(ALLOWED)["description"]
+    assert quota.definition()["description"] == "q"  # as declared: no scope appended
     assert "outside this server's scope" in check_scope(quota, {}, ALLOWED)  # no namespace: refused
     with pytest.raises(ValueError, match="declared twice"):
         collect([family, family])
