@@ -106,5 +106,5 @@ def test_listed_read_only_with_a_required_namespace(serve):
     tool = tools["get_network_policies"]
     assert tool["annotations"]["readOnlyHint"] is True and tool["annotations"]["destructiveHint"] is False
     assert tool["inputSchema"]["required"] == ["namespace"]
-    assert "Allowed namespaces: prod." in tool["description"]
+    assert "prod" not in json.dumps(tool)  # the same bytes whatever the namespaces
     assert server.close() == 0
