@@ -178,3 +178,20 @@ def test_the_triage_cli_end_to_end_over_each_era(kube_sim, mode, expected):
     assert "triage-agent: MCP server mcp-kubectl-server" in out.stderr and expected in out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "report" and outcome["tool_calls"] >= 3
+
+
+def test_a_spawned_server_is_settled_at_first_use(make):
+    client = make(fake("--modern", MODERN_VERSION))
+    assert client.spawn() is client and client.process is not None and client.era is None
+    assert "echo" in [t["name"] for t in client.list()]  # the era is settled on first use
+    assert client.era == "modern"
+    first = client.process
+    assert client.spawn().process is first  # a running server is not spawned twice
+
+
+def test_a_server_that_cannot_be_spawned_is_an_error_at_spawn_and_at_start(make, tmp_path):
+    client = make([str(tmp_path / "no-such-server")])
+    with pytest.raises(McpError, match="cannot start MCP server"):
+        client.spawn()
+    with pytest.raises(McpError, match="cannot start MCP server"):
+        client.start()

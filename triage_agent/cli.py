@@ -65,15 +65,27 @@ def unscoped_tools(args):
     return set(args.allow_unscoped_tool) | (set() if args.mcp else set(OWN_SERVER_UNSCOPED))
 
 
-def start_tools(argv, args):
-    """Start the MCP server and build the toolset; McpError / ToolsetError on failure."""
-    from triage_agent import prompts
-    from triage_agent.mcp_client import McpStdioClient
+def spawn_tools(args, namespaces):
+    """The MCP client, its server process already booting (it starts while the CLI sets up its
+    model and records; its era is settled in start_tools). A server that cannot even be spawned
+    is reported by start_tools, like one that fails its handshake."""
+    from triage_agent.mcp_client import McpError, McpStdioClient
     env = {}
     if not args.mcp:  # our own server must import from this checkout even when run elsewhere
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT),
                                                           os.environ.get("PYTHONPATH")]))
-    client = McpStdioClient(argv, env=env, call_timeout=args.mcp_timeout)
+    client = McpStdioClient(server_argv(args, namespaces), env=env,
+                            call_timeout=args.mcp_timeout)
+    try:
+        client.spawn()
+    except McpError:
+        pass
+    return client
+
+
+def start_tools(client, args):
+    """Settle the MCP server's era and build the toolset; McpError / ToolsetError on failure."""
+    from triage_agent import prompts
     try:
         client.start()
         server_tools = client.list()
@@ -153,25 +165,31 @@ def print_outcome(outcome, args, stderr):
 
 def run(args, stderr, signals):
     """Everything after argument parsing; returns the exit code."""
-    # imported here, not at the top, so that --help and usage errors start fast
-    from triage_agent import loop, records
     namespaces = check_options(args)
     if args.alert is not None:
         namespaces = take_alert(args, namespaces, stderr)
         if namespaces is None:
             return 0
-    policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
-                               max_tool_calls=args.max_tool_calls, max_repeats=args.max_repeats,
-                               max_cost_usd=args.max_cost_usd)
-    model, model_name = make_model(args, stderr)
-    if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
-        raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
-    recorder = open_records(args, stderr)
+    recorder = open_records(args, stderr)  # the audit log fails closed: before anything starts
     try:
-        return triage(args, policy, model, model_name, recorder, stderr, signals)
+        client = spawn_tools(args, namespaces)  # it boots while the rest of the CLI loads
+    except BaseException:
+        recorder.close()
+        raise
+    try:
+        # imported here, not at the top, so that --help and usage errors start fast
+        from triage_agent import loop, records
+        policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
+                                   max_tool_calls=args.max_tool_calls,
+                                   max_repeats=args.max_repeats, max_cost_usd=args.max_cost_usd)
+        model, model_name = make_model(args, stderr)
+        if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
+            raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
+        return triage(args, policy, model, model_name, client, recorder, stderr, signals)
     except (UsageError, KeyboardInterrupt) as exc:
         return end_early(args, exc, stderr, signals, recorder)
     finally:
+        client.close()  # triage closed it already when it ran; this covers what ended it early
         recorder.close()
 
 
@@ -214,13 +232,13 @@ def take_alert(args, ceiling, stderr):
     return namespaces
 
 
-def triage(args, policy, model, model_name, recorder, stderr, signals):
+def triage(args, policy, model, model_name, client, recorder, stderr, signals):
     """Start the tools, run the loop, shut the server down, print the outcome."""
     from triage_agent import prompts
     from triage_agent.mcp_client import McpError
     from triage_agent.report import ReportSchemaError
     try:
-        tools, toolset = start_tools(server_argv(args, policy.namespaces), args)
+        tools, toolset = start_tools(client, args)
     except McpError as exc:
         signals.disarm()
         recorder.finish(print_failure(args, "mcp_error", f"the MCP server did not start: {exc}",

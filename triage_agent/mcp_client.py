@@ -91,14 +91,27 @@ class McpStdioClient:
         with self._lock:
             return self._start()
 
-    def _start(self):
-        if self._peer is not None and self._peer.alive():
-            return self
+    def spawn(self):
+        """Start the server process without waiting for it, so that it boots while the caller
+        gets on with its own start-up; start() then settles the era. McpError if it cannot run."""
+        with self._lock:
+            if self._peer is None or not self._peer.alive():
+                self._spawn()
+        return self
+
+    def _spawn(self):
         try:
             self._peer = StdioPeer(self.argv, env=self.env, cwd=self.cwd)
         except (OSError, ValueError) as exc:
             raise McpError(f"cannot start MCP server {self.argv[0]!r}: {exc}") from None
-        self._tools_cache = None
+        self._tools_cache, self.era = None, None
+
+    def _start(self):
+        alive = self._peer is not None and self._peer.alive()
+        if alive and self.era is not None:
+            return self
+        if not alive:
+            self._spawn()
         try:
             self._settle_era(time.monotonic() + self.start_timeout)
         except McpError:
@@ -199,7 +212,7 @@ class McpStdioClient:
         """Start, or restart a dead server once (per client); McpError when that fails."""
         if self._closed:
             raise McpError("the MCP client is closed")
-        if self._peer is None and self.protocol_version is None:
+        if self.era is None:  # never started, or only spawned
             self.start()
         elif self._peer is None or not self._peer.alive():
             self._restart("had exited")
