@@ -20,6 +20,7 @@ import contextlib
 import pytest
 
 from fixtures.kube_sim import start_sim
+from tests.test_server_support import ServerProcess
 from tests.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 
@@ -38,3 +39,24 @@ def kube_sim():
         def start(cluster, **options):
             return stack.enter_context(start_sim(cluster, **options))
         yield start
+
+
+@pytest.fixture
+def serve(kube_sim):
+    """Factory: serve(cluster, *server_flags, namespaces="prod") -> (server, sim): our MCP server
+    (tests/test_server_support.ServerProcess, initialized) reading a fresh simulator through real
+    kubectl; every server still running is closed at teardown."""
+    started = []
+
+    def start(cluster, *flags, namespaces="prod"):
+        sim = kube_sim(cluster)
+        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
+                               "--timeout", "30", "--quiet", *flags)
+        started.append(server)
+        server.initialize()
+        return server, sim
+
+    yield start
+    for server in started:
+        if server.proc.poll() is None:
+            server.close()

@@ -21,22 +21,9 @@ SECRETS = ("hunter2-prod", "AKIA", "eyJhbGciOi")
 
 
 @pytest.fixture
-def serve(kube_sim, tmp_path):
-    """serve(cluster, namespaces="default,prod") -> (server, sim); all closed at teardown."""
-    started = []
-
-    def start(cluster, namespaces="default,prod"):
-        sim = kube_sim(cluster)
-        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--timeout", "30", "--quiet")
-        started.append(server)
-        server.initialize()
-        return server, sim
-
-    yield start
-    for server in started:
-        if server.proc.poll() is None:
-            server.close()
+def serve(serve):
+    """The shared factory (conftest.py), with default and prod allowed unless a test says."""
+    return lambda cluster, namespaces="default,prod": serve(cluster, namespaces=namespaces)
 
 
 def ok(server, tool, arguments):

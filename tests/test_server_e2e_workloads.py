@@ -11,30 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_server_support import ServerProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
 
-@pytest.fixture
-def serve(kube_sim):
-    """serve(cluster, *flags, namespaces="prod") -> (server, sim); closed at teardown."""
-    started = []
-
-    def start(cluster, *flags, namespaces="prod"):
-        sim = kube_sim(cluster)
-        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--timeout", "30", "--quiet", *flags)
-        started.append(server)
-        server.initialize()
-        return server, sim
-
-    yield start
-    for server in started:
-        if server.proc.poll() is None:
-            server.close()
 
 
 def ok(server, tool, arguments):

@@ -10,26 +10,9 @@ import json
 
 import pytest
 
-from tests.test_server_support import ServerProcess
 from tests.test_server_svc_e2e import only_scoped_gets, tool_reads
 
 
-@pytest.fixture
-def serve(kube_sim):
-    started = []
-
-    def start(cluster, namespaces="prod"):
-        sim = kube_sim(cluster)
-        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--timeout", "30", "--quiet")
-        started.append(server)
-        server.initialize()
-        return server, sim
-
-    yield start
-    for server in started:
-        if server.proc.poll() is None:
-            server.close()
 
 
 def test_default_deny_and_the_refused_clients_of_payments(serve):

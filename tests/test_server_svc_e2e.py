@@ -9,29 +9,11 @@ import json
 
 import pytest
 
-from tests.test_server_support import ServerProcess
 
 NEW_TOOLS = {"get_services": {}, "get_config": {"name": "billing-config"}, "get_storage": {},
              "get_quotas": {}}
 
 
-@pytest.fixture
-def serve(kube_sim):
-    """serve(cluster) -> (server, sim) with --allow-namespaces prod; all closed at teardown."""
-    started = []
-
-    def start(cluster, namespaces="prod"):
-        sim = kube_sim(cluster)
-        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--timeout", "30", "--quiet")
-        started.append(server)
-        server.initialize()
-        return server, sim
-
-    yield start
-    for server in started:
-        if server.proc.poll() is None:
-            server.close()
 
 
 def tool_reads(sim):
