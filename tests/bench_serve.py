@@ -93,6 +93,8 @@ class _Serve:
                                       "127.0.0.1:0", *args], cwd=ROOT, env=env,
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
+        if "listening on http://127.0.0.1:" not in line:
+            raise RuntimeError(f"serve did not start: {line.strip()} {self.proc.stderr.read()}")
         self.port = int(line.split("listening on http://127.0.0.1:")[1].split()[0])
         threading.Thread(target=self.proc.stderr.read, daemon=True).start()
 
@@ -141,10 +143,10 @@ def post_to_outcome(tmp, sim, env):
           f"median of {PAIRS} pairs)")
 
 
-def burst_memory(tmp, env):
+def burst_memory(tmp, sim, env):
     service = _Serve(env, "--namespaces", "prod", "--outbox", str(Path(tmp) / "burst"),
                      "--queue", "1000", "--workers", "1", "--drain-seconds", "0", "--replay",
-                     str(REPLAY), "--kubeconfig", "/nonexistent/kubeconfig")
+                     str(REPLAY), "--kubeconfig", sim.kubeconfig)
     before = service.peak_kib()
     try:
         for start in range(0, 200, 20):
@@ -163,7 +165,7 @@ def main():
         intake(tmp)
         with start_sim("crashloop", kubeconfig=Path(tmp) / "kubeconfig") as sim:
             post_to_outcome(tmp, sim, env)
-        burst_memory(tmp, env)
+            burst_memory(tmp, sim, env)
 
 
 if __name__ == "__main__":
