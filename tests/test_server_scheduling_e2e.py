@@ -11,7 +11,6 @@ import subprocess
 
 import pytest
 
-from tests.test_server_netpol_e2e import serve  # noqa: F401 (fixture)
 
 STUCK = "mailer-58f6c7d9b4-j6x3q"
 
