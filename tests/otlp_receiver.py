@@ -16,6 +16,8 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from fixtures.http_thread import ServerThread
+
 HEX = {16: re.compile(r"[0-9a-f]{32}"), 8: re.compile(r"[0-9a-f]{16}")}
 DIGITS = re.compile(r"[0-9]+")
 VALUE_KEYS = {"stringValue": str, "intValue": str, "doubleValue": (int, float),
@@ -57,19 +59,14 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # shutdown() waits for serve_forever to look at its flag: look often, so a test ends
-        # when its receiver does, not half a second (the default poll) later
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,),
-                                       daemon=True)
+        self.serving = ServerThread(self.server, name="otlp-receiver")
 
     def __enter__(self):
-        self.thread.start()
+        self.serving.start()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        self.serving.stop()
 
 
 def spans_of(body):

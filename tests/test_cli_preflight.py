@@ -7,10 +7,11 @@ import http.server
 import io
 import json
 import sys
-import threading
 from argparse import Namespace
 
 import pytest
+
+from fixtures.http_thread import ServerThread
 
 from mcp_kubectl_server import tools_pods
 from mcp_kubectl_server.server import SERVER_INFO
@@ -98,13 +99,11 @@ def rejecting_cluster(tmp_path):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving = ServerThread(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)).start()
     try:
-        yield kubeconfig_for(tmp_path, server.server_address[1])
+        yield kubeconfig_for(tmp_path, serving.server.server_address[1])
     finally:
-        server.shutdown()
-        server.server_close()
+        serving.stop()
 
 
 def test_credentials_the_cluster_rejects(tmp_path):

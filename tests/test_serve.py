@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.http_thread import ServerThread
 from tests.test_cli import REPLAY, ROOT
 from triage_agent import serve, serve_http, serve_runs
 
@@ -64,17 +65,14 @@ def service(tmp_path):
         engine = serve_runs.Engine(runner=runner, outbox=tmp_path / "outbox", **options).start()
         server = serve_http.make_server(serve_http.Service(engine, ceiling=ceiling, token=token),
                                         "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                         daemon=True).start()
-        started.append((engine, server, runner))
+        started.append((engine, ServerThread(server).start(), runner))
         return f"http://127.0.0.1:{server.server_address[1]}", engine
 
     yield start
-    for engine, server, runner in started:
+    for engine, serving, runner in started:
         runner.gate.set()
         engine.drain(5)
-        server.shutdown()
-        server.server_close()
+        serving.stop()
 
 
 def post(url, doc=None, *, raw=None, headers=None):
@@ -232,14 +230,12 @@ class Target:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/tickets"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01},
-                         daemon=True).start()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/tickets"
+        self.serving = ServerThread(server).start()
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serving.stop()
 
 
 @pytest.mark.parametrize("status", [200, 500])
