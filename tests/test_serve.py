@@ -3,8 +3,8 @@ runner (a stand-in for the triage CLI child, which counts how many run at once) 
 queue, token, payload and forward cases; the whole service runs as a subprocess with the real
 CLI runner, --replay and kube_sim for the end-to-end and SIGTERM cases."""
 
-import copy
 import json
+import shlex
 import signal
 import subprocess
 import sys
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.http_thread import ServerThread
+from tests.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.test_cli import REPLAY, ROOT
 from triage_agent import serve, serve_http, serve_runs
 
@@ -302,39 +303,63 @@ class ServeProcess:
         return self.proc.wait(30)
 
 
-def test_end_to_end_with_the_real_cli_runner_and_sigterm_during_a_burst(kube_sim, tmp_path):
+def outbox_files(outbox):
+    return {p.name[:-5]: json.loads(p.read_text()) for p in Path(outbox).glob("r-*.json")
+            if p.name.count(".") == 1}
+
+
+def test_end_to_end_with_the_real_cli_runner(kube_sim, tmp_path):
     sim = kube_sim("crashloop")
     outbox = tmp_path / "outbox"
     service = ServeProcess("--namespaces", "prod", "--workers", "1", "--outbox", str(outbox),
-                           "--drain-seconds", "0", "--replay", str(REPLAY / "crashloop.json"),
+                           "--replay", str(REPLAY / "crashloop.json"),
                            "--kubeconfig", sim.kubeconfig)
     try:
-        first = copy.deepcopy(PAYLOAD)
-        status, _, body = post(service.url, first)
+        status, _, body = post(service.url, PAYLOAD)
         assert status == 202
         run_id = body["queued"][0]["run_id"]
-        engine_outbox = Path(outbox)
-        while not (engine_outbox / f"{run_id}.json").exists():   # the first run completes
+        while not (outbox / f"{run_id}.json").exists():   # the run completes
             threading.Event().wait(0.02)
-        assert post(service.url, first)[2]["deduplicated"][0]["run_id"] == run_id
-        burst = post(service.url, webhook(*[alert(f"b{i}") for i in range(4)]))[2]["queued"]
-        log = engine_outbox / f"{burst[0]['run_id']}.log"
-        while "MCP server" not in (log.read_text() if log.exists() else ""):
-            threading.Event().wait(0.02)      # the second run's CLI is up and has its server
+        assert post(service.url, PAYLOAD)[2]["deduplicated"][0]["run_id"] == run_id
     finally:
         code = service.stop()
     assert code == 0, "".join(service.lines)
-    files = {p.name[:-5]: json.loads(p.read_text()) for p in engine_outbox.glob("r-*.json")
-             if p.name.count(".") == 1}
-    assert set(files) == {run_id, *(b["run_id"] for b in burst)}
+    files = outbox_files(outbox)
+    assert set(files) == {run_id}
     done = files[run_id]
     assert done["outcome"]["stop"] == "report" and done["exit_code"] == 0
     assert done["outcome"]["alert"]["alerts"][0]["fingerprint"] == "5c2a7d91e04b3f68"
-    assert (engine_outbox / f"{run_id}.audit.jsonl").read_text().count("\n") >= 4
-    interrupted = files[burst[0]["run_id"]]
-    assert interrupted["outcome"]["stop"] == "interrupted" and interrupted["exit_code"] == 130
-    assert [files[b["run_id"]]["status"] for b in burst[1:]] == ["not_run"] * 3
+    assert (outbox / f"{run_id}.audit.jsonl").read_text().count("\n") >= 4
     assert sim.journal_entries() == []
+
+
+def test_sigterm_during_a_burst_interrupts_the_running_triage_and_writes_out_the_rest(tmp_path):
+    # each run's one tool call hangs (the fake server never answers "hang"), so the first run
+    # is certainly still running when SIGTERM comes, whatever the machine's load
+    fixture = tmp_path / "hang.json"
+    fixture.write_text(json.dumps({"description": "a call that never returns", "responses": [
+        response("tool_use", tool_use("toolu_hang", "hang", {"namespace": "prod"}),
+                 usage=SMALL_USAGE)]}))
+    server = shlex.join([sys.executable, str(ROOT / "tests" / "fake_mcp_server.py"),
+                         "--read-only", "hang"])
+    outbox = tmp_path / "outbox"
+    service = ServeProcess("--namespaces", "prod", "--workers", "1", "--outbox", str(outbox),
+                           "--drain-seconds", "0", "--replay", str(fixture), "--mcp", server,
+                           "--mcp-timeout", "60")
+    try:
+        burst = post(service.url, webhook(*[alert(f"b{i}") for i in range(4)]))[2]["queued"]
+        log = outbox / f"{burst[0]['run_id']}.log"
+        while "hang namespace=prod" not in (log.read_text() if log.exists() else ""):
+            threading.Event().wait(0.02)      # the first run is inside its hanging tool call
+    finally:
+        code = service.stop()
+    assert code == 0, "".join(service.lines)
+    files = outbox_files(outbox)
+    assert set(files) == {b["run_id"] for b in burst}    # nothing accepted is lost
+    interrupted = files[burst[0]["run_id"]]
+    assert interrupted["status"] == "done" and interrupted["exit_code"] == 130
+    assert interrupted["outcome"]["stop"] == "interrupted"
+    assert [files[b["run_id"]]["status"] for b in burst[1:]] == ["not_run"] * 3
 
 
 def test_make_serve_demo_posts_an_alert_and_gets_a_report():
