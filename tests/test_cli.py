@@ -94,8 +94,8 @@ def test_injection_attempt_refused_and_report_lands(kube_sim, tmp_path):
         assert decision in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("cost: claude-opus-5-5")
     decisions = [e["decision"] for e in jsonl(audit)]
-    assert decisions == ["executed"] * 3 + ["unknown_tool", "out_of_scope", "proposal_refused",
-                                            "report_accepted"]
+    assert decisions == ["preflight"] + ["executed"] * 3 + [
+        "unknown_tool", "out_of_scope", "proposal_refused", "report_accepted"]
     spans = [attrs(s) for s in jsonl(trace)]
     assert [s["gen_ai.operation.name"] for s in spans].count("chat") == 4
     mcp = [s["gen_ai.tool.name"] for s in spans if s.get("mcp.method.name") == "tools/call"]

@@ -219,3 +219,17 @@ def test_our_own_server_named_by_mcp_is_checked_too(kube_sim):
 def test_the_server_name_the_preflight_looks_for_is_ours():
     assert preflight.OUR_SERVER == SERVER_INFO["name"]
 
+
+
+def test_the_preflight_reads_are_in_the_audit_log_as_step_0(kube_sim, tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--namespaces", "prod",
+                               "--audit-log", str(audit)))
+    assert out.returncode == 0, out.stderr
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    preflight_entries = [e for e in entries if e["decision"] == "preflight"]
+    assert [(e["step"], e["tool"], e["arguments"]) for e in preflight_entries] == [
+        (0, "get_pods", {"namespace": "prod"})]
+    assert preflight_entries[0]["is_error"] is False and preflight_entries[0]["bytes"] > 0
+    assert entries[0] == preflight_entries[0]                # before anything the model asked
+    assert "[audit] step 0" not in out.stderr    # on stderr the preflight's own line says it

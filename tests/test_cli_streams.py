@@ -58,7 +58,8 @@ def test_stderr_closed_at_start(kube_sim, tmp_path):
     assert proc.returncode == 0
     assert json.loads(stdout)["stop"] == "report"   # the whole of stdout is one JSON object
     decisions = [e["decision"] for e in jsonl(audit)]   # JSON lines only, no human lines
-    assert decisions[-1] == "report_accepted" and set(decisions) == {"executed", "report_accepted"}
+    assert decisions[-1] == "report_accepted"
+    assert set(decisions) == {"preflight", "executed", "report_accepted"}
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]], ids=["text", "json"])

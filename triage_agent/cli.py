@@ -280,7 +280,8 @@ def preflight(args, policy, tools, stderr, recorder=None):
         if recorder:
             recorder.finish(outcome)
     return checks.before_run(tools, policy.namespaces, skip=args.no_preflight, fail=fail,
-                             say=lambda line: print(f"triage-agent: {line}", file=stderr))
+                             say=lambda line: print(f"triage-agent: {line}", file=stderr),
+                             audit=recorder.audit if recorder else None)
 
 
 def server_line(client):

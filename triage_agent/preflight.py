@@ -10,9 +10,10 @@ a mistyped namespace ends the run loudly before any money is spent.
                                read the Namespace object (403), so a typo cannot be ruled out
         a pod list          -> the namespace exists and its pods can be listed
 
-The checks are ordinary tool calls, so they go where every read goes (kubectl, or the server's
-own reader); they are not the model's, so they are reported on stderr, not in the audit log or
-the trace. Only our server's tools are known well enough to check this way: when the server that
+The checks are ordinary tool calls, so they go where every read goes (the server's reader) and
+into the audit log like every other read, as step 0 with decision `preflight` (on stderr the
+preflight's own lines say it; the model did not ask for them, so they are not in its
+conversation, its budgets or the trace's tool spans). Only our server's tools are known well enough to check this way: when the server that
 answered is another one (its serverInfo name is not OUR_SERVER) the CLI skips the preflight and
 says so. A server that only claims the name is checked like ours and fails on its own words.
 `before_run` is the CLI's side: whether to check, the lines it says, and the exit code (2, or 4
@@ -86,12 +87,17 @@ def advice_for(cause, namespace):
     return advice.replace(" NS", f" {namespace}")
 
 
-def run_preflight(tools, namespaces):
-    """Check each namespace through the server's get_pods; PreflightError on the first failure."""
+def run_preflight(tools, namespaces, *, audit=None):
+    """Check each namespace through the server's get_pods; PreflightError on the first failure.
+    `audit(**fields)` records each call (records.Recorder.audit)."""
     found = Preflight()
     for namespace in namespaces:
         text, is_error = tools.call("get_pods", {"namespace": namespace})
         text = text if isinstance(text, str) else str(text)
+        if audit is not None:
+            audit(show=False, step=0, tool="get_pods", arguments={"namespace": namespace},
+                  decision="preflight", is_error=bool(is_error), bytes=len(text.encode()),
+                  **({"error": first_line(text, 160)} if is_error else {}))
         if is_error:
             cause = first_line(text, 400) or "the server gave no reason"
             raise PreflightError(f"namespace {namespace}: {cause}", advice_for(cause, namespace),
@@ -105,7 +111,7 @@ def run_preflight(tools, namespaces):
     return found
 
 
-def before_run(tools, namespaces, *, skip, say, fail):
+def before_run(tools, namespaces, *, skip, say, fail, audit=None):
     """The CLI's preflight: None to go on, or the exit code once `fail(stop, error, advice)` has
     reported the failure. Skipped (and `say` says so) with --no-preflight or another server."""
     ours = (getattr(tools, "server_info", None) or {}).get("name") == OUR_SERVER
@@ -114,7 +120,7 @@ def before_run(tools, namespaces, *, skip, say, fail):
                                      "whose tools and cluster connection are its own"))
         return None
     try:
-        found = run_preflight(tools, namespaces)
+        found = run_preflight(tools, namespaces, audit=audit)
     except PreflightError as exc:
         stop, code = ("mcp_error", 4) if exc.server_failed else ("preflight_failed", 2)
         fail(stop, f"preflight failed: {exc.cause}", exc.advice)

@@ -277,12 +277,13 @@ class Recorder:
         except Exception:  # a closed or broken stderr must not end the run either
             pass
 
-    def audit(self, **fields) -> dict:
-        """Record one audit entry; returns it with its time stamp and the run's trace id."""
+    def audit(self, *, show=True, **fields) -> dict:
+        """Record one audit entry; returns it with its time stamp and the run's trace id. With
+        show=False it goes to the audit file only (the CLI already says it in other words)."""
         entry = {"time": _iso(self._clock()), "trace_id": self.trace_id, **fields}
         self.entries.append(entry)
         self._audit.write(entry)
-        if not self.quiet:
+        if show and not self.quiet:
             try:
                 self._say(audit_line(entry))
             except Exception:
