@@ -68,12 +68,13 @@ def test_crashloop_every_tool(serve):
     assert is_error and "allowed namespaces: default, prod" in text
     assert server.close() == 0
     assert sim.journal_entries() == []
-    assert sorted(set(reads(sim))) == [
+    # kubectl proxy's own /version probe comes at a moment of its own, or not before the server
+    # is closed: it is no read of a tool's, so it is left out
+    assert sorted(set(reads(sim)) - {("GET", "/version")}) == [
         ("GET", "/api/v1/namespaces/prod/events"), ("GET", "/api/v1/namespaces/prod/pods"),
         ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p"),
         ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p/log"),
-        ("GET", "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"),
-        ("GET", "/version")]  # kubectl proxy's own probe at start
+        ("GET", "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d")]
 
 
 @pytest.mark.parametrize("cluster, app, pod_fact, tool, extra, fact", [
