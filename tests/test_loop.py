@@ -251,8 +251,17 @@ def test_interrupt_becomes_an_outcome():
 
 
 def test_malformed_response_is_an_api_error():
-    outcome, _, _, _ = run({"content": "not a list"})
+    outcome, _, _, recorder = run({"content": "not a list"})
     assert outcome.stop == "api_error" and "malformed" in outcome.error
+    [span] = [s for s in recorder.traces if s["name"].startswith("chat ")]  # the failed call too
+    assert span["error"][0] == "ValueError" and "malformed" in span["error"][1]
+
+
+def test_a_model_seam_that_raises_leaves_a_failed_chat_span():
+    outcome, _, _, recorder = run(RuntimeError("socket gone"))
+    assert outcome.stop == "api_error" and "RuntimeError" in outcome.error
+    [span] = [s for s in recorder.traces if s["name"].startswith("chat ")]
+    assert span["error"] == ("RuntimeError", "socket gone")
 
 
 def test_broken_audit_sink_does_not_end_the_run():

@@ -161,9 +161,15 @@ class _Run:
         except (RunEnded, KeyboardInterrupt):
             raise
         except Exception as exc:  # a broken model seam ends the run, never the process
+            self.trace(records.model_call_span(step=step, request=request, response=None,
+                                               started=started, ended=time.time(), error=exc))
             raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
         if not turns.well_formed(response):
-            raise RunEnded("api_error", f"malformed model response: {response!r:.200}")
+            why = f"malformed model response: {response!r:.200}"
+            self.trace(records.model_call_span(step=step, request=request, response=None,
+                                               started=started, ended=time.time(),
+                                               error=ValueError(why)))
+            raise RunEnded("api_error", why)
         unusable = turns.usage_problem(response)
         if unusable:
             why = (f"the model API's response cannot be accounted for: {unusable}; the run stops "
