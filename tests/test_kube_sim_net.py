@@ -7,20 +7,13 @@ FailedScheduling message agrees with its constraints and the nodes.
 
 import json
 import shutil
-import subprocess
 
 import pytest
 
 from fixtures.kube_sim import start_sim
+from tests.test_kube_sim_svc import ok  # kubectl against the simulator, one copy
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-
-
-def ok(sim, *args):
-    result = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, *args],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def rows(text):
