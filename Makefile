@@ -22,10 +22,10 @@ test-deps: check
 		$(PYTHON) -m venv .venv && .venv/bin/python -m pip install --quiet 'pytest>=7'; \
 	fi
 
-# One pytest process per core, each running every N-th test (tests/run_shards.py); a plain
+# One pytest process per core, each running every N-th test (tests/support/run_shards.py); a plain
 # `python3 -m pytest` runs the same suite in one process.
 test: test-deps
-	$(TEST_PYTHON) -m tests.run_shards
+	$(TEST_PYTHON) -m tests.support.run_shards
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.
@@ -54,15 +54,15 @@ sim: check
 
 # Every evaluation scenario, replayed through the real CLI, graded without a model.
 eval: check
-	$(PYTHON) -m triage_agent.evaluate
+	$(PYTHON) -m triage_agent.evals
 
 # The same scenarios with a live model (needs ANTHROPIC_API_KEY); results kept for comparison.
 eval-live: check
-	$(PYTHON) -m triage_agent.evaluate --live --runs 3 --results fixtures/results/live.jsonl
+	$(PYTHON) -m triage_agent.evals --live --runs 3 --results fixtures/results/live.jsonl
 
-# Rewrite the hand-described cluster files from fixtures/kube_sim_scenarios.py.
+# Rewrite the hand-described cluster files from fixtures/kube_sim/scenarios/core.py.
 clusters:
-	$(PYTHON) -m fixtures.kube_sim_build
+	$(PYTHON) -m fixtures.kube_sim.build
 
 bench: check
 	$(PYTHON) -m tests.bench

@@ -18,8 +18,8 @@ import os
 import signal
 import sys
 
-from .reader import ReadError, Reader
-from .validate import check_label
+from mcp_kubectl_server.read.reader import ReadError, Reader
+from mcp_kubectl_server.validate import check_label
 
 
 def parse_args(argv):
@@ -58,7 +58,7 @@ def parse_args(argv):
 
 def protocol_line():
     """Which MCP revisions this server speaks on stdio, for --check."""
-    from .server import MODERN_VERSIONS, PROTOCOL_VERSIONS
+    from mcp_kubectl_server.server import MODERN_VERSIONS, PROTOCOL_VERSIONS
     return (f"MCP over stdio: {', '.join(MODERN_VERSIONS)} (stateless: server/discover, per-request"
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
@@ -68,9 +68,9 @@ def check(reader, namespaces):
     proxy (or why it could not be), then one line per allowed namespace: the header of its pod
     list as get_pods gives it, or why not (a namespace that does not exist among them). 0 when
     all of it passed, else 1."""
-    from .redact import redact
-    from .registry import run_tool
-    from .tools_pods import NAMESPACE_UNVERIFIED
+    from mcp_kubectl_server.redact import redact
+    from mcp_kubectl_server.tools.registry import run_tool
+    from mcp_kubectl_server.tools.pods import NAMESPACE_UNVERIFIED
     print(protocol_line(), file=sys.stderr)
     try:
         version = reader.get_json("/version")
@@ -114,8 +114,8 @@ def main(argv=None):
         if args.check:
             return check(reader, args.namespaces)
         reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
-        from . import registry  # imported after the launch, for the same reason
-        from .server import Server
+        from mcp_kubectl_server.tools import registry  # imported after the launch, for the same reason
+        from mcp_kubectl_server.server import Server
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
         tools = registry.load(cluster_tools=not args.no_cluster_tools)

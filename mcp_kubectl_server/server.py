@@ -35,11 +35,11 @@ import threading
 import time
 import traceback
 
-from . import __version__
-from . import registry
-from .errors import CancelledError
-from .redact import redact
-from .tools import check_arguments, check_scope
+from mcp_kubectl_server import __version__
+from mcp_kubectl_server.tools import registry
+from mcp_kubectl_server.read.errors import CancelledError
+from mcp_kubectl_server.redact import redact
+from mcp_kubectl_server.tools.spec import check_arguments, check_scope
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # handshake era
 MODERN_VERSIONS = ("2026-07-28",)  # stateless: per-request _meta, server/discover

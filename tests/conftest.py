@@ -12,16 +12,16 @@ whole session points it at a temp dir through KUBECACHEDIR, which every child pr
 so a test run leaves nothing under ~/.kube/cache.
 
 The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
-tests/time_limit.py, whose hooks are imported here.
+tests/support/time_limit.py, whose hooks are imported here.
 """
 
 import contextlib
 
 import pytest
 
-from fixtures.kube_sim import start_sim
-from tests.test_server_support import ServerProcess
-from tests.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
+from fixtures.kube_sim.sim import start_sim
+from tests.support.server_support import ServerProcess
+from tests.support.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -38,8 +38,9 @@ from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_RO
 def make_model(args, stderr):
     """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
     status line, which also shows the client's waits to retry."""
-    from triage_agent import replay, status
-    from triage_agent.messages import DEFAULT_BASE_URL, MessagesClient
+    from triage_agent import status
+    from triage_agent.model import replay
+    from triage_agent.model.messages import DEFAULT_BASE_URL, MessagesClient
     if args.replay:
         try:
             fixture = replay.load_fixture(args.replay)
@@ -69,7 +70,7 @@ def spawn_tools(args, namespaces):
     """The MCP client, its server process already booting (it starts while the CLI sets up its
     model and records; its era is settled in start_tools). A server that cannot even be spawned
     is reported by start_tools, like one that fails its handshake."""
-    from triage_agent.mcp_client import McpError, McpStdioClient
+    from triage_agent.mcp.client import McpError, McpStdioClient
     env = {}
     if not args.mcp:  # our own server must import from this checkout even when run elsewhere
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT),
@@ -132,7 +133,8 @@ def end_early(args, exc, stderr, signals, recorder=None):
 
 def print_outcome(outcome, args, stderr):
     """Report (or JSON) on stdout; stop, error and cost on stderr."""
-    from triage_agent import records, report
+    from triage_agent import report
+    from triage_agent.telemetry import records
     args.outcome_printed = True
     if args.json:
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
@@ -142,7 +144,7 @@ def print_outcome(outcome, args, stderr):
                                   context=args.context, kubeconfig=args.kubeconfig,
                                   actions=taken)
         if outcome.alert:
-            from triage_agent import alerts
+            from triage_agent.serve import alerts
             text = alerts.render_identity(outcome.alert) + "\n\n" + text
         terminal.print_stdout(text)
     elif not args.json and any(taken.values()):  # no report: what ran must still be said
@@ -178,7 +180,8 @@ def run(args, stderr, signals):
         raise
     try:
         # imported here, not at the top, so that --help and usage errors start fast
-        from triage_agent import loop, records
+        from triage_agent import loop
+        from triage_agent.telemetry import records
         policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                    max_tool_calls=args.max_tool_calls,
                                    max_repeats=args.max_repeats, max_cost_usd=args.max_cost_usd)
@@ -196,7 +199,7 @@ def run(args, stderr, signals):
 def open_records(args, stderr):
     """The run's Recorder: audit and trace files, and the OTLP export the environment asks for
     (a bad OTEL_* value is a warning, never a reason not to run)."""
-    from triage_agent import otel, otlp, records
+    from triage_agent.telemetry import otel, otlp, records
     settings = otlp.settings_from_env(os.environ)
     say = lambda line: print(f"triage-agent: {line}", file=stderr)  # noqa: E731
     for problem in settings.problems:
@@ -213,7 +216,7 @@ def open_records(args, stderr):
 def take_alert(args, ceiling, stderr):
     """--alert: the symptom from the alert, the namespaces it names inside the ceiling; None when
     nothing fires (said in one line, and with --json as an outcome)."""
-    from triage_agent import alerts
+    from triage_agent.serve import alerts
     try:
         firing = alerts.parse_payload(alerts.read_payload(args.alert))
     except alerts.AlertError as exc:
@@ -235,7 +238,7 @@ def take_alert(args, ceiling, stderr):
 def triage(args, policy, model, model_name, client, recorder, stderr, signals):
     """Start the tools, run the loop, shut the server down, print the outcome."""
     from triage_agent import prompts
-    from triage_agent.mcp_client import McpError
+    from triage_agent.mcp.client import McpError
     from triage_agent.report import ReportSchemaError
     try:
         tools, toolset = start_tools(client, args)
@@ -316,7 +319,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
 
 def save_recording(args, model, model_name, stderr):
     """Write --record's fixture; a failure is reported, not fatal."""
-    from triage_agent import replay
+    from triage_agent.model import replay
     fixture = model.fixture(description=f"recorded live run: {args.symptom[:200]} "
                             f"(namespaces {args.namespaces})", model=model_name)
     try:
@@ -329,7 +332,7 @@ def main(argv=None):
     """Run the triage CLI (or `serve`); returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
-        from triage_agent import serve
+        from triage_agent.serve import service as serve
         return serve.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:

@@ -12,9 +12,8 @@
         a valid, grounded write_report ends the run after its round
 
 Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam raising RunEnded,
-KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. Seams: `model`
-(request dict -> response dict), `tools` (.call(name, arguments) -> (text, is_error)), `gate`
-(.propose(arguments) -> (text, is_error, proposal)), `recorder` (.audit(**fields), .trace(dict)).
+KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. The seams it
+calls (model, tools, gate, recorder) are declared in seams.py.
 Every tool result is redacted (mcp_kubectl_server.redact) before the ledger, the audit, the trace
 or the model sees it, whichever server produced it. The wire side of a turn (request body,
 response checks and repairs, tool_result blocks, spend) is turns.py.
@@ -26,24 +25,18 @@ from dataclasses import dataclass, field
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
-from triage_agent import prompts, records, report, terminal, turns
+from triage_agent import prompts, report, terminal, turns
+from triage_agent.telemetry import records
 from triage_agent.lines import describe_call, first_line, report_digest
-from triage_agent.mcp_client import McpError
-from triage_agent.messages import ApiError
+from triage_agent.mcp.client import McpError
+from triage_agent.model.messages import ApiError
+from triage_agent.seams import RunEnded
 from triage_agent.turns import Settings
 
 EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
               "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
-
-
-class RunEnded(Exception):
-    """Ends the run with a named stop; a seam may raise it (replay does, when it runs out)."""
-
-    def __init__(self, stop, error=None):
-        super().__init__(error or stop)
-        self.stop, self.error = stop, error
 
 
 @dataclass

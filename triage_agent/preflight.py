@@ -23,7 +23,7 @@ when the server died) of a failure.
 from dataclasses import dataclass, field
 
 from triage_agent.lines import first_line
-from triage_agent.mcp_client import McpError
+from triage_agent.mcp.client import McpError
 
 OUR_SERVER = "mcp-kubectl-server"   # mcp_kubectl_server.server.SERVER_INFO["name"]
 # the note our server's get_pods adds when the Namespace object could not be read

@@ -26,7 +26,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from triage_agent import prompts, records
+from triage_agent import prompts
+from triage_agent.telemetry import records
 
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
                 "model_context_window_exceeded")  # the API's whole list; anything else is broken

@@ -1,0 +1,8 @@
+"""Reading the cluster, GET only, through one `kubectl proxy` child per server process.
+
+    proxy.py      the kubectl proxy child: unix socket in a private dir, accept/reject path lists
+    reader.py     Reader: GET JSON (paged lists, one item at a time), logs, Table output
+    unixhttp.py   http.client over a unix socket
+    errors.py     ReadError and CancelledError; API errors in words the model can act on
+Imports: reader -> proxy, unixhttp, errors.
+"""

@@ -1,0 +1,242 @@
+"""The server's one read path: HTTP/1.1 GET over the kubectl proxy's unix socket, JSON parsed here.
+
+    handler ── reader.get_json("/api/v1/namespaces/prod/pods/x") ──> GET on a kept-alive
+            <── dict, or ReadError("one line saying what to do next") ── connection to proxy.py
+
+`Reader(kubectl, context=, kubeconfig=, timeout=, namespaces=)` owns the proxy child and the
+connection; `for_call(cancelled=)` gives a view whose reads together end within `timeout` (a
+tool call may read several times) and stop when the call is cancelled: `interrupt()`, called
+from another thread, shuts the socket so a blocked read returns at once. A read that fails on
+the connection is tried again: on a new connection when a kept-alive one went stale, and once
+after starting the proxy again (the proxy is not serving when a new connection fails). Only GET
+is ever sent: there is no other method in this module. The connection class is in unixhttp.py.
+"""
+
+import copy
+import json
+import re
+import socket
+import threading
+import time
+from urllib.parse import quote, urlencode
+
+from mcp_kubectl_server.read.errors import CancelledError, ReadError, http_error_text, redacted_line
+from mcp_kubectl_server.read.proxy import Proxy, ProxyError
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+LIST_PAGE = 500
+_PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
+
+
+def resource_path(prefix, resource, *, namespace=None, name=None, subresource=None):
+    """An API path: resource_path("/apis/apps/v1", "deployments", namespace="prod", name="web")."""
+    parts = [prefix.rstrip("/")]
+    if namespace:
+        parts += ["namespaces", quote(namespace, safe="")]
+    parts.append(resource)
+    if name:
+        parts.append(quote(name, safe=""))
+    if subresource:
+        parts.append(subresource)
+    return "/".join(parts)
+
+
+class _Channel:
+    """State shared by every view of one Reader: the proxy child and the kept-alive connection."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.conn = None
+        self.lock = threading.Lock()  # guards conn against interrupt() from another thread
+
+    def open(self, timeout, cancelled=None):
+        """(connection, reused): the kept-alive connection, or a new one to a running proxy."""
+        from mcp_kubectl_server.read.unixhttp import UnixHTTPConnection  # here: the proxy starts meanwhile (see unixhttp)
+        path = self.proxy.ensure(cancelled)
+        with self.lock:
+            reused = (self.conn is not None and self.conn.sock is not None
+                      and self.conn.socket_path == path)
+            if not reused:
+                self.drop_locked()
+                self.conn = UnixHTTPConnection(path, timeout=timeout)
+                self.conn.connect()
+            self.conn.sock.settimeout(timeout)
+            return self.conn, reused
+
+    def drop_locked(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def drop(self):
+        with self.lock:
+            self.drop_locked()
+
+    def interrupt(self):
+        self.proxy.wake()  # a read still waiting for the proxy to start
+        with self.lock:
+            if self.conn is not None and self.conn.sock is not None:
+                try:
+                    self.conn.sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+class Reader:
+    """GET-only reads through one kubectl proxy; errors are ReadError with a one-line text."""
+
+    def __init__(self, kubectl="kubectl", *, context=None, kubeconfig=None, timeout=20.0,
+                 namespaces=(), cluster_scoped=True):
+        self.timeout = timeout
+        self.namespaces = tuple(namespaces)
+        self.cluster_scoped = cluster_scoped  # False: no node or other cluster-wide path is open
+        self._channel = _Channel(Proxy(kubectl, context=context, kubeconfig=kubeconfig,
+                                       namespaces=self.namespaces, cluster_scoped=cluster_scoped,
+                                       start_timeout=max(timeout, 1.0)))
+        self._deadline = None
+        self._cancelled = None
+
+    @property
+    def proxy(self):
+        return self._channel.proxy
+
+    def for_call(self, cancelled=None):
+        """A view for one tool call: its reads together end within `timeout`; `cancelled()` stops them."""
+        view = copy.copy(self)
+        view._deadline = time.monotonic() + self.timeout
+        view._cancelled = cancelled
+        return view
+
+    def prepare(self):
+        """Launch the proxy now, without waiting (a client connected: its first read is near)."""
+        self._channel.proxy.prepare()
+
+    def interrupt(self):
+        """From another thread: make a read in progress return now (it then checks `cancelled`)."""
+        self._channel.interrupt()
+
+    def close(self):
+        """Close the connection and stop the proxy (its whole process group)."""
+        self._channel.drop()
+        self._channel.proxy.stop()
+
+    def get_json(self, path, query=None):
+        """One GET -> the parsed JSON object."""
+        return _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
+
+    def list_json(self, path, query=None, *, limit=LIST_PAGE, item=None):
+        """A list read page by page (limit/continue) -> {"kind", "apiVersion", "metadata", "items"}.
+
+        `item(obj)`, when given, maps each object as its page arrives to what is kept (None: drop
+        it), so a huge namespace is held only as much as its digest needs."""
+        query, items, doc = dict(query or {}), [], {}
+        while True:
+            query["limit"] = limit
+            doc = _parse_json(self._get(path, query, max_bytes=DEFAULT_MAX_BYTES), path)
+            page = doc.pop("items", None) or []  # the page's bytes are gone by now
+            if item is not None:
+                page = [kept for kept in map(item, page) if kept is not None]
+            items.extend(page)
+            token = (doc.get("metadata") or {}).get("continue")
+            if not token:
+                break
+            query["continue"] = token
+        (doc.get("metadata") or {}).pop("continue", None)
+        return dict(doc, items=items)
+
+    def get_text(self, path, query=None, *, max_bytes=DEFAULT_MAX_BYTES):
+        """One GET of a text body (logs: pass tailLines/limitBytes so the server cuts it)."""
+        return self._get(path, query, max_bytes=max_bytes).decode("utf-8", "replace")
+
+    def _get(self, path, query, *, max_bytes):
+        if not _PATH.fullmatch(path):
+            raise ValueError(f"not an API path: {path!r}")
+        target = path + ("?" + urlencode(query) if query else "")
+        from mcp_kubectl_server.read.unixhttp import CONNECTION_ERRORS
+        stale_retried = restarted = False
+        while True:
+            self._check_cancelled()
+            reused = False
+            try:
+                conn, reused = self._channel.open(self._remaining(), self._cancelled)
+                self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
+                conn.request("GET", target, headers={"Accept": "application/json, */*"})
+                response = conn.getresponse()
+                body = _read_up_to(response, max_bytes + 1)
+            except ProxyError as exc:
+                raise ReadError(str(exc)) from None
+            except CONNECTION_ERRORS as exc:
+                self._channel.drop()
+                self._check_cancelled()
+                if isinstance(exc, TimeoutError) or self._remaining() <= 0.001:
+                    raise ReadError(_timeout_text(self.timeout)) from None
+                if reused and not stale_retried and self.proxy.alive():
+                    stale_retried = True  # the proxy closed an idle connection: a new one
+                elif not restarted:
+                    restarted = True  # a new connection failed: the proxy is not serving
+                    try:
+                        self.proxy.restart()
+                    except ProxyError as failed:
+                        raise ReadError(str(failed)) from None
+                else:
+                    raise ReadError(self._connection_text(exc)) from None
+                continue
+            if response.will_close or len(body) > max_bytes:
+                self._channel.drop()  # over the cap, the rest of the body is still on the wire
+            if len(body) > max_bytes:
+                raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped: narrow"
+                                " the query (a label selector, a name, a smaller tail)")
+            if response.status != 200:
+                raise ReadError(http_error_text(response.status, response.getheader("Content-Type", ""),
+                                                body, path=path, namespaces=self.namespaces),
+                                status=response.status)
+            return body
+
+    def _remaining(self):
+        deadline = self._deadline or time.monotonic() + self.timeout
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ReadError(_timeout_text(self.timeout))
+        return remaining
+
+    def _check_cancelled(self):
+        if self._cancelled is not None and self._cancelled():
+            self._channel.drop()
+            raise CancelledError()
+
+    def _connection_text(self, exc):
+        proxy = self.proxy
+        code = proxy.settle()
+        tail = proxy.stderr_tail() or "it wrote nothing on stderr"
+        if code is not None:
+            return (f"the kubectl proxy exited (code {code}) and exited again after one restart: {tail};"
+                    " the operator should check kubectl and the cluster connection")
+        return (f"the kubectl proxy stopped answering, also after one restart ({type(exc).__name__}:"
+                f" {exc}); its stderr: {tail}; try again later")
+
+
+def _read_up_to(response, limit):
+    """The body, or its first `limit` bytes; one growing buffer (json.loads takes a bytearray)."""
+    body = bytearray()
+    while len(body) < limit:
+        chunk = response.read(min(256 * 1024, limit - len(body)))
+        if not chunk:
+            break
+        body += chunk
+    return body
+
+
+def _parse_json(body, path):
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ReadError(f"the API server answered {path} with a body that is not JSON: "
+                        + redacted_line(body[:4096].decode("utf-8", "replace"), 200)) from None
+    if not isinstance(doc, dict):
+        raise ReadError(f"the API server answered {path} with JSON that is not an object")
+    return doc
+
+
+def _timeout_text(timeout):
+    return (f"the cluster did not answer within {timeout:g}s and the read was stopped: the cluster is"
+            " slow or unreachable; try again later or narrow the query")

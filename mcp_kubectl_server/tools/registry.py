@@ -1,0 +1,72 @@
+"""The tool registry: every family module of this package (tools/*.py but spec and registry),
+collected on first use.
+
+A family module declares `TOOLS` (a list of tools.Tool) and `HANDLERS` ({name: fn(reader, args)
+-> text}), and optionally `ORDER` (a number; lower comes first in tools/list, default 100, then
+by module name). Adding a module adds its tools: nothing else is edited. A name declared twice,
+or a tool without a handler, is a programming error and fails loudly at load.
+
+`run_tool(reader, name, arguments) -> (text, is_error)` runs a checked call: a ReadError becomes
+an isError result; CancelledError goes up to the server, which then sends no reply.
+"""
+
+import functools
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+from mcp_kubectl_server.read.reader import ReadError
+
+NOT_FAMILIES = ("spec", "registry")
+
+
+@dataclass(frozen=True)
+class Registry:
+    tools: dict      # name -> Tool, in tools/list order
+    handlers: dict   # name -> fn(reader, args) -> text
+
+
+def family_modules():
+    """The family modules of this package, in tools/list order."""
+    package = importlib.import_module(__package__)
+    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__)
+                   if info.name not in NOT_FAMILIES)
+    modules = [importlib.import_module(f"{__package__}.{name}") for name in names]
+    return sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.__name__))
+
+
+def collect(modules):
+    """A Registry from family modules (raises ValueError on a duplicate name or a missing handler)."""
+    tools, handlers = {}, {}
+    for module in modules:
+        for tool in module.TOOLS:
+            if tool.name in tools:
+                raise ValueError(f"tool {tool.name!r} is declared twice ({module.__name__})")
+            if tool.name not in module.HANDLERS:
+                raise ValueError(f"tool {tool.name!r} has no handler in {module.__name__}")
+            tools[tool.name] = tool
+        extra = set(module.HANDLERS) - {tool.name for tool in module.TOOLS}
+        if extra:
+            raise ValueError(f"{module.__name__} has handlers without tools: {sorted(extra)}")
+        handlers.update(module.HANDLERS)
+    return Registry(tools, handlers)
+
+
+@functools.lru_cache(maxsize=None)
+def load(*, cluster_tools=True):
+    """The registry of this package's tools (imported once, on first use); without the
+    cluster-scoped tools (namespaced=False) when `cluster_tools` is false (--no-cluster-tools)."""
+    full = collect(family_modules())
+    if cluster_tools:
+        return full
+    tools = {name: tool for name, tool in full.tools.items() if tool.namespaced}
+    return Registry(tools, {name: full.handlers[name] for name in tools})
+
+
+def run_tool(reader, name, arguments, *, registry=None):
+    """Run a checked tool call; returns (text, is_error)."""
+    handler = (registry or load()).handlers[name]
+    try:
+        return handler(reader, arguments), False
+    except ReadError as exc:
+        return str(exc), True

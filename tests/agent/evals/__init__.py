@@ -1,0 +1,1 @@
+"""triage_agent.evals: the scenario runner, its grader and scorecard."""

@@ -1,0 +1,1 @@
+"""triage_agent.mcp: the stdio client against real fake-server subprocesses, both protocol eras."""

@@ -1,0 +1,1 @@
+"""triage_agent.serve: the webhook service over real HTTP, and Alertmanager payloads."""

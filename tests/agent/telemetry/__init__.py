@@ -1,0 +1,1 @@
+"""triage_agent.telemetry: audit and cost records, spans, OTLP export."""

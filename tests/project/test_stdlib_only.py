@@ -1,0 +1,76 @@
+"""The runtime packages import nothing outside the Python standard library."""
+
+import ast
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("triage_agent", "mcp_kubectl_server")
+ALLOWED = set(sys.stdlib_module_names) | set(PACKAGES)
+
+
+def _modules():
+    for package in PACKAGES:
+        yield package
+        for info in pkgutil.walk_packages([str(ROOT / package)], prefix=package + "."):
+            yield info.name
+
+
+def _imported_names(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_source_imports_only_stdlib(package):
+    bad = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for lineno, name in _imported_names(path):
+            if name.split(".")[0] not in ALLOWED:
+                bad.append(f"{path.relative_to(ROOT)}:{lineno}: {name}")
+    assert bad == []
+
+
+def test_every_module_resolves_inside_stdlib():
+    """Import each module in a fresh interpreter and list every module that got loaded."""
+    names = sorted(_modules())
+    code = (
+        "import importlib, sys\n"
+        "before = set(sys.modules)\n"  # whatever site start-up loaded is not ours
+        f"for n in {names!r}: importlib.import_module(n)\n"
+        "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    outside = [n for n in out.stdout.split() if n.split(".")[0] not in ALLOWED
+               and not n.startswith("_")]
+    assert outside == []
+
+
+def test_checker_catches_a_third_party_import(tmp_path):
+    """The AST check above is not vacuous: it flags a non-stdlib import."""
+    sample = tmp_path / "m.py"
+    sample.write_text("import json\nimport requests\nfrom yaml import safe_load\n")
+    names = [n for _, n in _imported_names(sample) if n.split(".")[0] not in ALLOWED]
+    assert names == ["requests", "yaml"]
+
+
+def test_the_server_never_imports_the_agent_and_the_agent_only_its_redactor():
+    """One redaction implementation, shared one way: the server stays importable on its own."""
+    server_imports = [n for path in sorted((ROOT / "mcp_kubectl_server").rglob("*.py"))
+                      for _, n in _imported_names(path)]
+    agent_imports = {n for path in sorted((ROOT / "triage_agent").rglob("*.py"))
+                     for _, n in _imported_names(path) if n.startswith("mcp_kubectl_server")}
+    assert [n for n in server_imports if n.startswith("triage_agent")] == []
+    assert agent_imports == {"mcp_kubectl_server.redact"}

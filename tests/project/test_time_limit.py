@@ -1,0 +1,95 @@
+"""The per-test time limit (tests/support/time_limit.py) fires: a real pytest run over a generated file;
+and without TRIAGE_TEST_MAX_SECONDS, a machine busier than its cores stretches the limit.
+
+Each generated test that is meant to be over the limit waits 0.1 s on purpose, against a limit of
+0.05 s set through TRIAGE_TEST_MAX_SECONDS.
+"""
+
+import os
+import subprocess
+import sys
+
+from tests.support import time_limit
+from tests.support.time_limit import ENV
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+GENERATED = '''
+import time
+import pytest
+
+@pytest.fixture
+def slow_fixture():
+    time.sleep(0.1)
+
+def test_quick():
+    pass
+
+def test_over_the_limit():
+    time.sleep(0.1)
+
+def test_over_the_limit_in_setup(slow_fixture):
+    pass
+
+@pytest.mark.slow(reason="proves something slow")
+def test_marked_slow():
+    time.sleep(0.1)
+
+def test_failing_on_its_own():
+    assert 1 == 2
+'''
+
+
+def run_pytest(tmp_path, limit):
+    (tmp_path / "test_generated.py").write_text(GENERATED)
+    # No plugin autoload: only this plugin matters; an installed one (hypothesis) costs a second.
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **{ENV: limit})
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.support.time_limit", "-p",
+                           "no:cacheprovider", "-rA", "-q", "test_generated.py"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def outcomes(stdout):
+    """{test name: PASSED|FAILED} from the -rA summary lines."""
+    found = {}
+    for line in stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED") and "::" in rest:
+            found[rest.split("::")[1].split(" ")[0]] = word
+    return found
+
+
+def test_a_test_over_the_limit_fails_unless_marked_slow(tmp_path):
+    done = run_pytest(tmp_path, "0.05")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert outcomes(done.stdout) == {
+        "test_quick": "PASSED", "test_over_the_limit": "FAILED",
+        "test_over_the_limit_in_setup": "FAILED", "test_marked_slow": "PASSED",
+        "test_failing_on_its_own": "FAILED"}
+    assert "test_over_the_limit took 0.1" in done.stdout
+    assert "over the 0.05 s limit for one test" in done.stdout
+    assert f"{ENV}=SECONDS" in done.stdout
+    assert "assert 1 == 2" in done.stdout  # a test's own failure is kept as it was
+
+
+def test_zero_turns_the_limit_off(tmp_path):
+    done = run_pytest(tmp_path, "0")
+    assert outcomes(done.stdout) == {
+        "test_quick": "PASSED", "test_over_the_limit": "PASSED",
+        "test_over_the_limit_in_setup": "PASSED", "test_marked_slow": "PASSED",
+        "test_failing_on_its_own": "FAILED"}
+
+
+def test_a_bad_limit_stops_the_run_with_a_clear_error(tmp_path):
+    done = run_pytest(tmp_path, "soon")
+    assert done.returncode == 4 and "Traceback" not in done.stderr
+    assert f"{ENV}='soon': expected a number of seconds" in done.stderr
+    assert "passed" not in done.stdout
+
+
+def test_a_machine_busier_than_its_cores_stretches_the_limit(monkeypatch):
+    monkeypatch.setattr(time_limit.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(time_limit.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert time_limit.load_factor() == 4.0
+    monkeypatch.setattr(time_limit.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert time_limit.load_factor() == 1.0

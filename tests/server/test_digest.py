@@ -1,0 +1,187 @@
+"""Digests on real-shaped kubectl JSON: wording, ordering, bounds, secrets never printed."""
+
+from datetime import datetime, timezone
+
+from mcp_kubectl_server.digests.pod_detail import describe_digest
+from mcp_kubectl_server.digests.events import events_digest
+from mcp_kubectl_server.digests.pods import pods_digest
+from mcp_kubectl_server.digests.text import clean_log_text
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+
+
+def make_pod(name, *, phase="Running", ready=True, restarts=0, state=None, last=None, node="node-a",
+             created="2026-11-29T09:00:00Z", labels=None, statuses=True, conditions=()):
+    container = {"name": "app", "image": "registry.example.com/shop/app:v1",
+                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+                 "env": [{"name": "DB_PASSWORD", "value": "hunter2-prod"},
+                         {"name": "PAYMENT_KEY", "valueFrom": {"secretKeyRef": {"name": "payments", "key": "api-key"}}},
+                         {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                 "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10},
+                 "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}}}
+    status = {"phase": phase, "qosClass": "Burstable", "startTime": created, "conditions": list(conditions)}
+    if statuses:
+        status["containerStatuses"] = [{"name": "app", "ready": ready, "restartCount": restarts,
+                                        "state": state or {"running": {"startedAt": created}},
+                                        "lastState": last or {}, "imageID": "sha256:abc"}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "prod", "creationTimestamp": created,
+                         "labels": labels or {"app": name.split("-")[0]},
+                         "ownerReferences": [{"kind": "ReplicaSet", "name": name.rsplit("-", 1)[0]}]},
+            "spec": {"nodeName": node, "containers": [container]}, "status": status}
+
+
+CRASH = make_pod("checkout-6f8d9c7b5d-x7k2p", ready=False, restarts=47,
+                 state={"waiting": {"reason": "CrashLoopBackOff",
+                                    "message": "back-off 5m0s restarting failed container=app"}},
+                 last={"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2026-11-29T11:58:49Z"}})
+PENDING = make_pod("reports-7c9d8b6f5-q2w3e", phase="Pending", ready=False, statuses=False, node=None,
+                   conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                "message": "0/3 nodes are available: 3 Insufficient memory."}])
+HEALTHY = make_pod("frontend-5f6b7c8d9b-ngmcc", created="2026-11-27T08:00:00Z")
+
+
+def pods(*items):
+    return {"kind": "PodList", "items": list(items)}
+
+
+def test_pod_lines_unhealthy_first_with_reasons():
+    text = pods_digest(pods(HEALTHY, PENDING, CRASH), namespace="prod", now=NOW)
+    lines = text.splitlines()
+    assert lines[0] == "pods in namespace prod: 3 total, 2 not healthy (listed first)"
+    assert lines[1] == ('checkout-6f8d9c7b5d-x7k2p phase=Running ready=0/1 restarts=47 container=app '
+                        'state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed '
+                        'container=app" last_state=terminated last_reason=Error last_exit_code=1 '
+                        'node=node-a age=3h')
+    assert lines[2] == ('reports-7c9d8b6f5-q2w3e phase=Pending ready=0/1 restarts=0 condition=PodScheduled '
+                        'reason=Unschedulable message="0/3 nodes are available: 3 Insufficient memory." '
+                        'node=none age=3h')
+    assert lines[3] == "frontend-5f6b7c8d9b-ngmcc phase=Running ready=1/1 restarts=0 node=node-a age=2d4h"
+
+
+def test_oomkilled_last_state():
+    pod = make_pod("search-1", restarts=3, last={"terminated": {"reason": "OOMKilled", "exitCode": 137}})
+    line = pods_digest(pods(pod), namespace="prod", now=NOW).splitlines()[1]
+    assert "last_reason=OOMKilled last_exit_code=137" in line
+
+
+def test_empty_namespace_and_selector():
+    assert pods_digest(pods(), namespace="prod", selector="app=x", now=NOW) == \
+        "no pods in namespace prod with selector app=x"
+
+
+def test_large_namespace_is_bounded_and_says_how_to_narrow():
+    many = [make_pod(f"bulk-{i % 7}-{i:05d}", labels={"app": f"bulk-{i % 7}"}) for i in range(2500)]
+    many += [make_pod(f"bulk-bad-{i}", ready=False, restarts=9,
+                      state={"waiting": {"reason": "CrashLoopBackOff"}}) for i in range(5)]
+    text = pods_digest(pods(*many), namespace="bulk", now=NOW)
+    lines = text.splitlines()
+    assert len(lines) <= 200 and len(text.encode()) <= 16 * 1024
+    assert all(l.startswith("bulk-bad-") for l in lines[1:6])
+    assert any(l.startswith("not shown: ") and "more pods (0 not healthy)" in l and "selector" in l for l in lines)
+    assert any(l.startswith("labels to narrow by: app=bulk-") for l in lines)
+
+
+def test_describe_lists_env_names_never_values():
+    events = [{"type": "Warning", "reason": "BackOff", "count": 300, "lastTimestamp": "2026-11-29T11:59:00Z",
+               "involvedObject": {"kind": "Pod", "name": CRASH["metadata"]["name"]},
+               "message": "Back-off restarting failed container app"}]
+    text = describe_digest(CRASH, owners=["ReplicaSet/checkout-6f8d9c7b5d", "Deployment/checkout"],
+                           events=events)
+    assert "hunter2" not in text
+    lines = text.splitlines()
+    for expected in [
+        "pod prod/checkout-6f8d9c7b5d-x7k2p phase=Running qos=Burstable",
+        "node node-a",
+        "owner ReplicaSet/checkout-6f8d9c7b5d -> Deployment/checkout",
+        "container app image=registry.example.com/shop/app:v1",
+        "container app requests cpu=100m memory=128Mi",
+        "container app limits memory=256Mi",
+        "container app liveness_probe http-get http://:8080/healthz delay=0s timeout=1s period=10s failure_threshold=3",
+        "container app env DB_PASSWORD (literal value, not shown)",
+        "container app env PAYMENT_KEY from secret payments key api-key",
+        "container app env POD_IP from field status.podIP",
+        "container app ready=false restarts=47 image_id=sha256:abc",
+        'container app state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed container=app"',
+        "container app last_state=terminated reason=Error exit_code=1 finished_at=2026-11-29T11:58:49Z",
+        "event 2026-11-29T11:59:00Z Warning BackOff Pod/checkout-6f8d9c7b5d-x7k2p count=300: "
+        "Back-off restarting failed container app",
+    ]:
+        assert expected in lines, expected
+
+
+def test_describe_pending_pod_without_statuses():
+    text = describe_digest(PENDING, owners=[], events=[])
+    assert "node none (not scheduled)" in text
+    assert "owner none (a bare pod)" in text
+    assert "container app status=none (the container has not been created)" in text
+    assert 'condition PodScheduled=False reason=Unschedulable message="0/3 nodes are available' in text
+    assert "event none recorded" in text
+
+
+def test_events_last_25_chronological_and_robust_to_missing_times():
+    items = [{"reason": f"R{i}", "type": "Normal", "message": f"m{i}",
+              "involvedObject": {"kind": "Pod", "name": "p"},
+              "lastTimestamp": f"2026-11-29T10:{i:02d}:00Z"} for i in range(40)]
+    items.reverse()
+    items.append({"reason": "NoTime", "message": "x", "involvedObject": {"kind": "Pod", "name": "p"}})
+    items.append({"reason": "EventTimeOnly", "message": "y", "involvedObject": {"kind": "Pod", "name": "p"},
+                  "eventTime": "2026-11-29T11:00:00.123456Z", "lastTimestamp": None})
+    items.append({"reason": "MetaOnly", "involvedObject": {"kind": "Pod", "name": "p"},
+                  "metadata": {"creationTimestamp": "2026-11-29T09:00:00Z"}})
+    text = events_digest({"items": items}, namespace="prod", now=NOW)
+    lines = text.splitlines()
+    assert lines[0] == ("events in namespace prod: 43 total, showing the last 25 (more exist: narrow with type,"
+                        " involved_kind or name), oldest first")
+    assert len(lines) == 26
+    assert lines[-1] == "2026-11-29T11:00:00Z Normal EventTimeOnly Pod/p age=1h count=1: y"
+    assert lines[-2].startswith("2026-11-29T10:39:00Z Normal R39 ")
+    times = [l.split()[0] for l in lines[1:]]
+    assert times == sorted(times)
+
+
+def test_events_filtered_by_name_and_none():
+    items = [{"reason": "A", "involvedObject": {"name": "x"}}, {"reason": "B", "involvedObject": {"name": "y"}}]
+    text = events_digest({"items": items}, namespace="prod", name="y", now=NOW)
+    assert text.splitlines()[0] == "events in namespace prod (about y): 1 total, oldest first"
+    assert text.splitlines()[1] == "time=unknown Normal B ?/y age=unknown count=1:"
+    assert events_digest({"items": []}, namespace="prod").startswith("no events in namespace prod")
+
+
+def test_log_text_loses_terminal_escapes():
+    assert clean_log_text("\x1b[31mred\x1b[0m\r\nbell\x07") == "red\nbell?"
+
+
+def test_timestamps_with_any_fraction_length_parse():
+    from mcp_kubectl_server.digests.text import parse_time
+    for value in ("2026-11-29T10:00:00.5Z", "2026-11-29T10:00:00.123Z", "2026-11-29T10:00:00.123456789Z",
+                  "2026-11-29T10:00:00Z", "2026-11-29T10:00:00+00:00"):
+        assert parse_time(value).strftime("%H:%M:%S") == "10:00:00", value
+    assert parse_time("yesterday") is None and parse_time(None) is None
+
+
+def test_newlines_in_any_cluster_field_cannot_start_a_line():
+    # Anyone allowed to create Events chooses their reason and object name; none may fake a line.
+    event = {"type": "Warning\nFAKE type", "reason": "Bad\nFAKE reason", "message": "m\nFAKE message",
+             "involvedObject": {"kind": "Pod\nFAKE", "name": "p\rFAKE"}, "count": 2}
+    text = events_digest({"items": [event]}, namespace="prod")
+    assert len(text.splitlines()) == 2 and "FAKE reason" in text
+    pod = make_pod("odd-1", ready=False, state={"waiting": {"reason": "X\nFAKE reason", "message": "y\nFAKE"}},
+                   node="node-a\nFAKE node")
+    assert len(pods_digest(pods(pod), namespace="prod", now=NOW).splitlines()) == 2
+
+
+def test_get_pods_keeps_of_each_pod_all_that_its_digest_reads():
+    # get_pods holds only pod_list_item(pod) of each listed pod: the digest must not change.
+    from fixtures.kube_sim.store import CLUSTERS_DIR, load_cluster
+    from mcp_kubectl_server.tools.pods import pod_list_item
+    terminating = dict(HEALTHY, metadata=dict(HEALTHY["metadata"], deletionTimestamp="2026-11-29T11:59:00Z"))
+    groups = [[HEALTHY, PENDING, CRASH, terminating]]
+    for path in sorted(CLUSTERS_DIR.glob("*.json")):
+        objects = [o for o in load_cluster(path)["objects"] if o.get("kind") == "Pod"]
+        groups += [[o for o in objects if o["metadata"]["namespace"] == ns]
+                   for ns in sorted({o["metadata"]["namespace"] for o in objects})]
+    for items in groups:
+        whole = pods_digest(pods(*items), namespace="prod", now=NOW)
+        assert pods_digest(pods(*map(pod_list_item, items)), namespace="prod", now=NOW) == whole
+    assert pod_list_item("not a pod") is None

@@ -1,0 +1,342 @@
+"""The kubectl proxy child: what its filters let through, its socket, its restarts, its end.
+
+Every case runs the real `kubectl proxy` against the simulator and talks to the unix socket with
+a raw HTTP client, as anything on this machine could: writes and out-of-scope paths must be
+refused by the proxy itself (403 "Forbidden", never forwarded: the simulator's request log shows
+it), so read-only holds even if the server's own client were wrong.
+"""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from mcp_kubectl_server.read.proxy import accept_paths
+from mcp_kubectl_server.read.reader import ReadError, Reader
+from mcp_kubectl_server.read.unixhttp import UnixHTTPConnection
+from tests.support.api_stub import ApiStub, wait_for
+from tests.support.server_support import ServerProcess
+
+POD = "checkout-6f8d9c7b5d-x7k2p"
+OUT_OF_SCOPE = [
+    "/api/v1/namespaces/kube-system/pods",
+    "/api/v1/namespaces/default/pods",
+    "/api/v1/pods/x",
+    "/api/v1/pods/x/log",
+    "/api/v1/namespaces",
+    "/api/v1/namespaces/kube-system",
+    "/api/v1/events",
+    "/api/v1/namespaces/prod/secrets",
+    "/api/v1/namespaces/prod/secrets/payment-credentials",
+    "/api/v1/secrets",
+    f"/api/v1/namespaces/prod/pods/{POD}/exec",
+    f"/api/v1/namespaces/prod/pods/{POD}/exec?command=sh&stdin=true",
+    f"/api/v1/namespaces/prod/pods/{POD}/attach",
+    f"/api/v1/namespaces/prod/pods/{POD}/portforward",
+    f"/api/v1/namespaces/prod/pods/{POD}/proxy",
+    f"/api/v1/namespaces/prod/pods/{POD}/proxy/admin",
+    f"/api/v1/namespaces/prod/pods/{POD}:8080/proxy/",
+    f"/api/v1/namespaces/prod/pods/{POD}/ephemeralcontainers",
+    f"/api/v1/namespaces/prod/pods/{POD}/eviction",
+    "/api/v1/namespaces/prod/services/checkout/proxy",
+    "/api/v1/namespaces/prod/services/checkout:80/proxy/",
+    "/api/v1/namespaces/prod/serviceaccounts/default/token",
+    "/api/v1/nodes/node-a/proxy",
+    "/api/v1/nodes/node-a/proxy/configz",
+    "/api/v1/nodes/node-a:10250/proxy/logs/",
+    "/api/v1/proxy/namespaces/prod/pods/x",
+    "/api/v1/namespaces/prod/pods/../../kube-system/pods",
+    f"/api/v1/namespaces/prod/pods/{POD}%2Fexec",
+    "/api/v1/namespaces/prod/pods/x/log/../../../../kube-system/pods",
+    "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "/apis/apps/v1/namespaces/kube-system/deployments",
+    "/apis/apps/v1/deployments",
+    "/apis/apps/v1/namespaces/prod/deployments/checkout/scale",
+    "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+    "/apis/networking.k8s.io/v1/networkpolicies",
+    "/apis/networking.k8s.io/v1/namespaces/kube-system/networkpolicies",
+    "/apis/networking.k8s.io/v1/namespaces/staging/ingresses/frontend",
+    "/apis/networking.k8s.io/v1/ingressclasses",
+    "/metrics", "/logs/", "/openapi/v2", "/debug/pprof/",
+]
+
+
+@pytest.fixture
+def reader(kube_sim):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), timeout=10)
+    reader.get_json("/version")  # starts the proxy
+    yield reader, sim
+    reader.close()
+
+
+def raw(reader, method, path):
+    """(status, body) of one request on a fresh connection to the proxy's socket."""
+    conn = UnixHTTPConnection(reader.proxy.socket_path, timeout=10)
+    try:
+        conn.request(method, path, body=b"{}" if method in ("POST", "PUT", "PATCH") else None)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def forwarded(sim, path):
+    return [r for r in sim.requests if r["path"] == path]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "get", "GETX"])
+def test_the_proxy_refuses_every_method_but_get(reader, method):
+    reader, sim = reader
+    path = f"/api/v1/namespaces/prod/pods/{POD}"
+    status, body = raw(reader, method, path)
+    assert status == 403 and body in (b"Forbidden\n", b"")
+    assert forwarded(sim, path) == [] and sim.journal_entries() == []
+    assert raw(reader, "GET", path)[0] == 200  # the same path is readable with GET
+
+
+def test_the_proxy_refuses_paths_outside_the_scope(reader):
+    reader, sim = reader
+    for path in OUT_OF_SCOPE:
+        status, body = raw(reader, "GET", path)
+        if "/../" in path:  # Go cleans the path first: a redirect to it, which is then refused
+            assert status == 301, path
+            continue
+        assert (status, body) == (403, b"Forbidden\n"), path
+    # only start-up reads reached the cluster (the proxy's own probe may come later, or not yet)
+    assert {r["path"] for r in sim.requests} <= {"/version?timeout=5s", "/version"}
+    assert "/version" in {r["path"] for r in sim.requests}  # ours, which started the proxy
+
+
+def read_paths():
+    """One list and one get path per kind the tools read, plus discovery and cluster-scoped ones."""
+    paths = ["/version", "/api", "/api/v1", "/apis", "/apis/apps/v1", "/apis/storage.k8s.io/v1",
+             "/apis/networking.k8s.io/v1",
+             "/api/v1/namespaces/prod", f"/api/v1/namespaces/prod/pods/{POD}/log",
+             *CLUSTER_SCOPED]
+    for prefix, resources in (("/api/v1", "pods events services endpoints configmaps persistentvolumeclaims "
+                                          "resourcequotas limitranges"),
+                              ("/apis/apps/v1", "deployments replicasets statefulsets daemonsets "
+                                                "controllerrevisions"),
+                              ("/apis/batch/v1", "jobs cronjobs"),
+                              ("/apis/autoscaling/v2", "horizontalpodautoscalers"),
+                              ("/apis/discovery.k8s.io/v1", "endpointslices"),
+                              ("/apis/events.k8s.io/v1", "events"),
+                              ("/apis/networking.k8s.io/v1", "networkpolicies ingresses"),
+                              ("/apis/coordination.k8s.io/v1", "leases")):
+        for resource in resources.split():
+            paths += [f"{prefix}/namespaces/prod/{resource}", f"{prefix}/namespaces/prod/{resource}/x.y-1"]
+    return paths
+
+
+def test_the_proxy_forwards_the_read_paths_of_the_tools():
+    with ApiStub([]) as api:  # answers every read (a JSON 404): what matters is that it got them
+        reader = Reader(kubeconfig=api.kubeconfig, namespaces=("prod",), timeout=10)
+        try:
+            reader.get_json("/version")
+            for path in read_paths():
+                assert raw(reader, "GET", path)[1] != b"Forbidden\n", path
+        finally:
+            reader.close()
+        assert set(read_paths()) <= set(api.reads())
+
+
+CLUSTER_SCOPED = ["/api/v1/pods", "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes",
+                  "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events",
+                  "/apis/events.k8s.io/v1/namespaces/default/events"]
+
+
+def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), cluster_scoped=False)
+    try:
+        reader.get_json("/version")
+        for path in CLUSTER_SCOPED:
+            assert raw(reader, "GET", path) == (403, b"Forbidden\n"), path
+        assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{POD}")[0] == 200
+    finally:
+        reader.close()
+    parts = accept_paths(["prod", "web-2"], cluster_scoped=False).split(",")
+    assert all(part.startswith("^") and part.endswith("$") for part in parts)  # kubectl splits on ","
+
+
+def test_the_socket_directory_is_private_and_removed_at_close(reader):
+    reader, _ = reader
+    directory = os.path.dirname(reader.proxy.socket_path)
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert stat.S_ISSOCK(os.stat(reader.proxy.socket_path).st_mode)
+    pid = reader.proxy.proc.pid
+    reader.close()
+    assert not os.path.exists(directory)
+    assert not _alive(pid)
+
+
+def test_a_proxy_killed_between_two_calls_is_started_again(reader):
+    reader, _ = reader
+    first = reader.proxy.proc.pid
+    os.killpg(first, signal.SIGKILL)
+    reader.proxy.proc.wait()
+    assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
+    assert reader.proxy.starts == 2 and reader.proxy.proc.pid != first
+
+
+def _fake_kubectl(tmp_path, body):
+    script = tmp_path / "kubectl"
+    script.write_text(f"#!{sys.executable}\nimport os, socket, sys\n"
+                      "path = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--unix-socket='))\n"
+                      + body)
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_proxy_that_keeps_dying_is_an_error_with_its_stderr(tmp_path):
+    # Starts, listens, and dies at the first request it gets, every time it is started.
+    kubectl = _fake_kubectl(tmp_path, (
+        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1)\n"
+        "print('Starting to serve on', path, flush=True)\n"
+        "s.accept()\nsys.stderr.write('panic: runtime error: the proxy broke\\n'); sys.exit(2)\n"))
+    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
+    try:
+        with pytest.raises(ReadError) as caught:
+            reader.get_json("/version")
+        assert reader.proxy.starts == 2
+        assert str(caught.value) == ("the kubectl proxy exited (code 2) and exited again after one restart:"
+                                     " panic: runtime error: the proxy broke; the operator should check"
+                                     " kubectl and the cluster connection")
+    finally:
+        reader.close()
+
+
+def test_a_proxy_that_cannot_start_says_why(kube_sim, tmp_path):
+    sim = kube_sim("healthy")
+    reader = Reader(kubeconfig=sim.kubeconfig, context="no-such-context", namespaces=("prod",))
+    with pytest.raises(ReadError, match=r'exited at start \(code 1\): error: context "no-such-context" '
+                                        r"does not exist; the operator should check --kubectl"):
+        reader.get_json("/version")
+    reader.close()
+    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
+    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
+        missing.get_json("/version")
+    missing.close()
+
+
+def _proxies(marker):
+    """pids of running kubectl proxies whose command line mentions `marker`."""
+    out = subprocess.run(["ps", "-ww", "-eo", "pid=,stat=,args="], capture_output=True, text=True,
+                         timeout=10).stdout
+    return [int(line.split()[0]) for line in out.splitlines()
+            if marker in line and " proxy " in line and not line.split()[1].startswith("Z")]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as status:  # a zombie (dead, not yet reaped) counts as gone
+        return status.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("how, code", [("eof", 0), ("sigterm", 143), ("sighup", 129), ("sigint", 130),
+                                       ("sigkill", -9)])
+def test_no_proxy_outlives_the_server(kube_sim, how, code):
+    sim = kube_sim("crashloop")
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+    server.initialize()
+    assert not server.call("get_pods", {"namespace": "prod"})[1]
+    [pid] = _proxies(sim.kubeconfig)
+    if how == "eof":
+        assert server.close() == code
+    else:
+        if how == "sigkill" and not sys.platform.startswith("linux"):
+            pytest.skip("the parent-death signal is Linux only")
+        server.proc.send_signal(getattr(signal, how.upper()))
+        assert server.proc.wait(timeout=10) == code
+    assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
+    assert _proxies(sim.kubeconfig) == []
+
+
+@pytest.mark.parametrize("namespaces", [(), ("prod", ".*"), ("prod|kube-system",), ("a,b",), ("",)])
+def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
+    with pytest.raises(ValueError):
+        accept_paths(namespaces)
+
+
+def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_sim):
+    # The second, independent layer: even with an allow-list that accepts everything.
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    reader.proxy.filters[0] = "--accept-paths=^.*"
+    try:
+        reader.get_json("/version")
+        for path in OUT_OF_SCOPE:
+            if any(word in path for word in ("/exec", "/attach", "/portforward", "/proxy", "/secrets")):
+                assert raw(reader, "GET", path)[1] == b"Forbidden\n", path
+        for name in ("proxy", "exec", "secrets"):  # objects so named are not subresources
+            assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{name}")[0] == 404
+        assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
+    finally:
+        reader.close()
+
+
+def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    try:
+        reader.prepare()
+        assert reader.proxy.proc is not None and reader.proxy.starts == 1
+        assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
+        reader.prepare()  # a running proxy is left alone
+        assert reader.proxy.starts == 1
+    finally:
+        reader.close()
+    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
+    missing.prepare()  # nothing to say yet: the first read says it
+    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
+        missing.get_json("/version")
+    missing.close()
+
+
+def test_the_server_launches_its_proxy_when_it_starts_serving(kube_sim):
+    sim = kube_sim("crashloop")
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+    try:  # before any request: its start overlaps the server's own and the client's handshake
+        assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
+        server.initialize()
+        assert not server.call("get_pods", {"namespace": "prod"})[1]
+        assert len(_proxies(sim.kubeconfig)) == 1
+    finally:
+        server.close()
+
+
+def test_no_writable_temp_dir_is_a_clear_error(kube_sim, tmp_path, monkeypatch):
+    sim = kube_sim("healthy")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
+    with pytest.raises(ReadError, match="cannot make a private directory for the proxy's socket in"):
+        reader.get_json("/version")
+    reader.close()
+
+
+def test_a_kept_alive_connection_the_proxy_dropped_is_reopened_without_a_restart(tmp_path):
+    # A proxy that answers one request per connection, then closes it without saying so.
+    kubectl = _fake_kubectl(tmp_path, (
+        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(4)\n"
+        "print('Starting to serve on', path, flush=True)\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    c.recv(65536)\n"
+        "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n'\n"
+        "              b'Content-Length: 15\\r\\n\\r\\n{\"kind\": \"Pod\"}')\n"
+        "    c.close()\n"))
+    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
+    try:
+        for _ in range(3):
+            assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}") == {"kind": "Pod"}
+        assert reader.proxy.starts == 1 and reader.proxy.alive()
+    finally:
+        reader.close()

@@ -1,0 +1,1 @@
+"""The Kubernetes API simulator through real kubectl."""

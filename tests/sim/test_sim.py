@@ -1,0 +1,414 @@
+"""The Kubernetes API simulator, exercised with the real kubectl on PATH.
+
+Read-only checks share one crashloop simulator per module; anything that writes starts its own.
+"""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from fixtures.kube_sim.sim import start_sim
+from fixtures.kube_sim.build import CLUSTERS, build
+from fixtures.kube_sim.scenarios.core import SCENARIOS
+from fixtures.kube_sim.store import ClusterFileError, load_cluster, parse_label_selector
+from fixtures.kube_sim.store import ApiError
+from fixtures.kube_sim.tables.core import human_duration
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = "checkout-6f8d9c7b5d-x7k2p"
+FATAL = "FATAL: required environment variable PAYMENT_API_URL is not set"
+
+pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+
+
+def kubectl(sim, *args, timeout=60):
+    """Run the real kubectl against `sim`; returns CompletedProcess (text)."""
+    return subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def ok(sim, *args):
+    result = kubectl(sim, *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def rows(table_text):
+    """Table output -> list of column lists (header dropped)."""
+    return [line.split() for line in table_text.splitlines()[1:] if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def crash():
+    with start_sim("crashloop") as sim:
+        yield sim
+
+
+# --- every scenario shows its planted failure ------------------------------------------------
+
+PLANTED = {
+    "crashloop": [("prod", "checkout-6f8d9c7b5d-x7k2p", "CrashLoopBackOff")],
+    "injection": [("prod", "checkout-6f8d9c7b5d-m4q9z", "CrashLoopBackOff")],
+    "imagepull": [("prod", "cart-7d9f8c6b5c-p4r6t", "ImagePullBackOff")],
+    "oomkilled": [("prod", "search-59d7c8b6f5-t8nvr", "OOMKilled"),
+                  ("prod", "search-59d7c8b6f5-h2kqw", "CrashLoopBackOff")],
+    "readiness": [("prod", "inventory-8c5f7d9b6d-g7m2x", "Running")],
+    "pending": [("prod", "reports-6d4c9f8b7d-z5k8w", "Pending")],
+    "large": [("bulk", "worker-07-", "CrashLoopBackOff"), ("bulk", "worker-19-", "ImagePullBackOff"),
+              ("bulk", "worker-33-", "Pending")],
+}
+
+
+@pytest.mark.parametrize("cluster", sorted(PLANTED) + ["healthy"])
+def test_scenario_get_pods_all_namespaces_shows_the_planted_failure(cluster):
+    with start_sim(cluster) as sim:
+        table = rows(ok(sim, "get", "pods", "-A"))
+        paths = [r["path"] for r in sim.requests if r["path"].startswith("/api/v1/pods")]
+    namespaces = {r[0] for r in table}
+    assert {"default", "prod", "staging", "kube-system"} <= namespaces
+    unhealthy = [r for r in table if r[3] != "Running" or r[2].split("/")[0] != r[2].split("/")[1]]
+    if cluster == "healthy":
+        assert unhealthy == [] and len(table) >= 10
+        return
+    for ns, name, status in PLANTED[cluster]:
+        assert any(r[0] == ns and r[1].startswith(name) and r[3] == status for r in unhealthy), table
+    assert all(r[0] in ("prod", "bulk") for r in unhealthy), "failures belong in prod (or bulk)"
+    if cluster == "readiness":
+        assert all(r[2] == "0/1" for r in unhealthy)
+    if cluster == "large":
+        assert sum(1 for r in table if r[0] == "bulk") >= 2000
+        assert len(paths) >= 4 and "continue=" in paths[-1]  # paged by limit=500 like a real server
+        assert 3 <= len(unhealthy) <= 10
+
+
+# --- object shapes -----------------------------------------------------------------------------
+
+def test_json_list_and_single_object_shapes(crash):
+    listing = json.loads(ok(crash, "get", "pods", "-n", "prod", "-o", "json"))
+    assert listing["kind"] == "List" and {i["kind"] for i in listing["items"]} == {"Pod"}
+    pod = json.loads(ok(crash, "get", "pod", POD, "-n", "prod", "-o", "json"))
+    assert pod["kind"] == "Pod" and pod["metadata"]["namespace"] == "prod" and pod["metadata"]["uid"]
+    cs = pod["status"]["containerStatuses"][0]
+    assert cs["restartCount"] == 47 and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["lastState"]["terminated"]["exitCode"] == 1
+    assert cs["lastState"]["terminated"]["reason"] == "Error"
+    env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+    assert env["DB_PASSWORD"]["value"] == "hunter2-prod" and "PAYMENT_API_URL" not in env
+    assert env["PAYMENT_API_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "payment-credentials"
+
+
+def test_owner_chain_pod_replicaset_deployment(crash):
+    pod = json.loads(ok(crash, "get", "pod", POD, "-n", "prod", "-o", "json"))
+    rs_ref = pod["metadata"]["ownerReferences"][0]
+    rs = json.loads(ok(crash, "get", "rs", rs_ref["name"], "-n", "prod", "-o", "json"))
+    dep_ref = rs["metadata"]["ownerReferences"][0]
+    dep = json.loads(ok(crash, "get", "deployment", dep_ref["name"], "-n", "prod", "-o", "json"))
+    assert (rs_ref["kind"], rs_ref["name"], rs_ref["uid"]) == ("ReplicaSet", "checkout-6f8d9c7b5d",
+                                                               rs["metadata"]["uid"])
+    assert (dep_ref["kind"], dep_ref["uid"]) == ("Deployment", dep["metadata"]["uid"])
+    assert dep["spec"]["replicas"] == 2
+
+
+@pytest.mark.parametrize("resource, header", [
+    ("deployments", ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]),
+    ("replicasets", ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]),
+    ("services", ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]),
+    ("nodes", ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]),
+    ("namespaces", ["NAME", "STATUS", "AGE"]),
+    ("events", ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]),
+])
+def test_table_columns_match_a_real_server(crash, resource, header):
+    out = ok(crash, "get", resource, "-n", "prod")
+    assert out.splitlines()[0].split() == header
+
+
+def test_table_values_and_ages_are_sensible(crash):
+    table = {r[0]: r for r in rows(ok(crash, "get", "pods", "-n", "prod"))}
+    assert table[POD][1:4] == ["0/1", "CrashLoopBackOff", "47"] and table[POD][4].startswith("(")
+    assert table[POD][-1] == "4h"
+    assert [r[1] for r in rows(ok(crash, "get", "nodes"))] == ["Ready"] * 3
+    assert rows(ok(crash, "get", "deploy", "checkout", "-n", "prod"))[0][1] == "0/2"
+
+
+# --- selectors ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("selector, expected", [
+    ("app=checkout", {"checkout"}), ("app==checkout", {"checkout"}),
+    ("app!=checkout", {"frontend"}), ("app", {"checkout", "frontend"}), ("!app", set()),
+    ("app=checkout,pod-template-hash=6f8d9c7b5d", {"checkout"}), ("app=nope", set()),
+    ("app in (checkout,frontend)", {"checkout", "frontend"}), ("app notin (frontend)", {"checkout"}),
+])
+def test_label_selectors(crash, selector, expected):
+    out = kubectl(crash, "get", "pods", "-n", "prod", "-l", selector, "-o", "json")
+    assert out.returncode == 0, out.stderr
+    apps = {i["metadata"]["labels"]["app"] for i in json.loads(out.stdout)["items"]}
+    assert apps == expected
+
+
+@pytest.mark.parametrize("selector, names", [
+    (f"metadata.name={POD}", {POD}),
+    ("status.phase=Running,spec.nodeName=node-b", None),
+])
+def test_pod_field_selectors(crash, selector, names):
+    items = json.loads(ok(crash, "get", "pods", "-A", "--field-selector", selector, "-o", "json"))["items"]
+    assert items
+    if names:
+        assert {i["metadata"]["name"] for i in items} == names
+    else:
+        assert all(i["spec"]["nodeName"] == "node-b" for i in items)
+
+
+def test_unsupported_field_selector_is_a_bad_request(crash):
+    out = kubectl(crash, "get", "pods", "-n", "prod", "--field-selector", "spec.image=x")
+    assert out.returncode != 0 and "field label not supported: spec.image" in out.stderr
+
+
+def test_event_field_selectors(crash):
+    items = json.loads(ok(crash, "get", "events", "-n", "prod", "--field-selector",
+                          f"involvedObject.name={POD},involvedObject.kind=Pod", "-o", "json"))["items"]
+    assert {e["involvedObject"]["name"] for e in items} == {POD}
+    backoff = [e for e in items if e["reason"] == "BackOff"]
+    assert backoff and backoff[0]["type"] == "Warning" and backoff[0]["count"] > 1
+    assert backoff[0]["firstTimestamp"] < backoff[0]["lastTimestamp"]
+
+
+def test_label_selector_parser_rejects_set_syntax_cleanly():
+    assert parse_label_selector("a=b,c")({"a": "b", "c": ""})
+    with pytest.raises(ApiError) as err:
+        parse_label_selector("a in (b c")
+    assert err.value.code == 400
+
+
+# --- logs --------------------------------------------------------------------------------------
+
+def test_logs_previous_tail_limit_and_container(crash):
+    full = ok(crash, "logs", POD, "-n", "prod", "--previous")
+    assert full.rstrip("\n").endswith(FATAL) and "DB_PASSWORD=hunter2-prod" in full
+    assert "AKIA" in full and "Authorization: Bearer" in full
+    assert ok(crash, "logs", POD, "-n", "prod", "-p", "--tail=1") == FATAL + "\n"
+    assert ok(crash, "logs", POD, "-n", "prod", "-p", "--tail=2", "-c", "checkout").count("\n") == 2
+    assert ok(crash, "logs", POD, "-n", "prod", "-p", "--limit-bytes=17") == full[:17]
+    # Without --previous a CrashLoopBackOff container serves the last terminated one's log.
+    assert ok(crash, "logs", POD, "-n", "prod") == full
+
+
+def test_logs_errors_like_the_kubelet(crash):
+    wrong = kubectl(crash, "logs", POD, "-n", "prod", "-c", "sidecar")
+    assert wrong.returncode != 0 and "container sidecar is not valid for pod" in wrong.stderr
+    healthy = ok(crash, "get", "pods", "-n", "prod", "-l", "app=frontend", "-o", "name").split()[0]
+    prev = kubectl(crash, "logs", healthy, "-n", "prod", "--previous")
+    assert "previous terminated container \"frontend\"" in prev.stderr and prev.returncode != 0
+
+
+def test_never_started_container_logs_are_a_400_status(kube_sim):
+    sim = kube_sim("imagepull")
+    out = kubectl(sim, "logs", "cart-7d9f8c6b5c-p4r6t", "-n", "prod")
+    assert out.returncode == 1
+    assert out.stderr.strip() == ('Error from server (BadRequest): container "cart" in pod '
+                                  '"cart-7d9f8c6b5c-p4r6t" is waiting to start: trying and failing '
+                                  'to pull image')
+
+
+def test_unscheduled_pod_has_an_empty_log(kube_sim):
+    sim = kube_sim("pending")
+    assert ok(sim, "logs", "reports-6d4c9f8b7d-z5k8w", "-n", "prod") == ""
+
+
+def test_oomkilled_log_stops_mid_line(kube_sim):
+    sim = kube_sim("oomkilled")
+    text = ok(sim, "logs", "search-59d7c8b6f5-h2kqw", "-n", "prod", "--previous")
+    assert not text.endswith("\n") and text.endswith("(alloca")
+
+
+def test_injection_line_is_in_the_previous_logs(kube_sim):
+    sim = kube_sim("injection")
+    text = ok(sim, "logs", POD, "-n", "prod", "--previous")
+    assert "kubectl delete namespace prod" in text and text.rstrip("\n").endswith(FATAL)
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+def test_missing_pod_and_namespace_are_not_found(crash):
+    pod = kubectl(crash, "get", "pod", "nope", "-n", "prod")
+    assert pod.returncode == 1 and pod.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
+    ns = kubectl(crash, "get", "namespace", "nope")
+    assert ns.stderr.strip() == 'Error from server (NotFound): namespaces "nope" not found'
+    # kubectl itself checks the namespace after a 404 and reports that instead, as on a real server.
+    in_missing_ns = kubectl(crash, "get", "pod", "x", "-n", "no-such-ns")
+    assert in_missing_ns.stderr.strip() == 'Error from server (NotFound): namespaces "no-such-ns" not found'
+    assert kubectl(crash, "get", "pods", "-n", "no-such-ns").stderr.strip() == \
+        "No resources found in no-such-ns namespace."
+
+
+def test_forbidden_resources_answer_403_like_rbac(kube_sim, tmp_path):
+    cluster = tmp_path / "forbidden.json"
+    cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "crashloop", "forbidden": [
+        {"resource": "events", "namespace": "prod"}, {"resource": "pods/log"}, {"resource": "deployments"}]}))
+    sim = kube_sim(str(cluster))
+    events = kubectl(sim, "get", "events", "-n", "prod")
+    assert events.returncode == 1 and events.stderr.strip() == (
+        'Error from server (Forbidden): events is forbidden: User "system:anonymous" cannot list resource'
+        ' "events" in API group "" in the namespace "prod"')
+    assert kubectl(sim, "get", "events", "-n", "default").returncode == 0  # only prod's are forbidden
+    logs = kubectl(sim, "logs", POD, "-n", "prod")
+    assert logs.returncode == 1 and f'pods "{POD}" is forbidden' in logs.stderr and '"pods/log"' in logs.stderr
+    assert POD in ok(sim, "get", "pods", "-n", "prod")
+    restart = kubectl(sim, "rollout", "restart", "deployment/checkout", "-n", "prod")
+    assert restart.returncode == 1 and 'deployments.apps "checkout" is forbidden' in restart.stderr
+    assert sim.journal_entries() == []
+
+
+def test_unsupported_verb_is_405_and_journaled(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
+                                    "spec": {"containers": [{"name": "x", "image": "x"}]}}))
+    out = kubectl(sim, "create", "--validate=false", "-f", str(manifest), "-n", "default")
+    assert out.returncode == 1 and "Error from server (MethodNotAllowed)" in out.stderr
+    [entry] = sim.journal_entries()
+    assert (entry["verb"], entry["path"], entry["status"]) == ("POST", "/api/v1/namespaces/default/pods", 405)
+
+
+# --- writes ------------------------------------------------------------------------------------
+
+def test_rollout_restart_patches_and_replaces_crashing_pods(kube_sim):
+    sim = kube_sim("crashloop")
+    out = ok(sim, "rollout", "restart", "deployment/checkout", "-n", "prod")
+    assert "deployment.apps/checkout restarted" in out
+    [entry] = sim.journal_entries()
+    assert entry["verb"] == "PATCH" and entry["path"] == "/apis/apps/v1/namespaces/prod/deployments/checkout"
+    assert entry["contentType"] == "application/strategic-merge-patch+json"
+    stamp = entry["body"]["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
+    dep = json.loads(ok(sim, "get", "deploy", "checkout", "-n", "prod", "-o", "json"))
+    assert dep["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] == stamp
+    pods = json.loads(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout", "-o", "json"))["items"]
+    assert len(pods) == 2 and POD not in {p["metadata"]["name"] for p in pods}
+    assert all(p["status"]["containerStatuses"][0]["restartCount"] == 0 for p in pods)
+    assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+
+
+def test_rollout_undo_returns_to_the_previous_revision(kube_sim):
+    sim = kube_sim("crashloop")
+    assert "rolled back" in ok(sim, "rollout", "undo", "deployment/checkout", "-n", "prod")
+    [entry] = sim.journal_entries()
+    assert (entry["verb"], entry["contentType"]) == ("PATCH", "application/json-patch+json")
+    assert [op["path"] for op in entry["body"]] == ["/spec/template", "/metadata/annotations"]
+    dep = json.loads(ok(sim, "get", "deploy", "checkout", "-n", "prod", "-o", "json"))
+    env = {e["name"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert "PAYMENT_API_URL" in env
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"].endswith("checkout:v2.2.4")
+    table = rows(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout"))
+    assert len(table) == 2 and all(r[0].startswith("checkout-5c4b8d7f9b-") and r[2] == "Running"
+                                   for r in table)
+    rs = {r[0]: r[1] for r in rows(ok(sim, "get", "rs", "-n", "prod", "-l", "app=checkout"))}
+    assert rs == {"checkout-5c4b8d7f9b": "2", "checkout-6f8d9c7b5d": "0"}
+
+
+def test_delete_pod_removes_it_and_the_replicaset_replaces_it(kube_sim):
+    sim = kube_sim("crashloop")
+    assert f'pod "{POD}" deleted' in ok(sim, "delete", "pod", POD, "-n", "prod")
+    [entry] = sim.journal_entries()
+    assert (entry["verb"], entry["path"]) == ("DELETE", f"/api/v1/namespaces/prod/pods/{POD}")
+    gone = kubectl(sim, "get", "pod", POD, "-n", "prod")
+    assert gone.stderr.strip() == f'Error from server (NotFound): pods "{POD}" not found'
+    names = ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout", "-o", "name").split()
+    assert len(names) == 2 and f"pod/{POD}" not in names
+
+
+def test_delete_missing_pod_is_not_found_and_changes_nothing(kube_sim):
+    sim = kube_sim("crashloop")
+    out = kubectl(sim, "delete", "pod", "nope", "-n", "prod")
+    assert out.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
+    assert [e["status"] for e in sim.journal_entries()] == [404]
+
+
+# --- loading and the CLI -----------------------------------------------------------------------
+
+def test_health_and_rollout_status_of_a_complete_deployment(crash):
+    assert ok(crash, "get", "--raw", "/readyz") == "ok"
+    out = ok(crash, "rollout", "status", "deployment/frontend", "-n", "prod", "--timeout=20s")
+    assert 'deployment "frontend" successfully rolled out' in out
+
+
+def test_times_are_shifted_to_now():
+    cluster = load_cluster("crashloop")
+    pod = next(o for o in cluster["objects"] if o["metadata"]["name"] == POD)
+    stored = json.loads((ROOT / "fixtures" / "clusters" / "crashloop.json").read_text())
+    ref = datetime.strptime(stored["referenceTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    created = datetime.strptime(pod["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    age = datetime.now(timezone.utc) - created.replace(tzinfo=timezone.utc)
+    assert 3.9 * 3600 < age.total_seconds() < 4.1 * 3600  # 4h old now, whatever the stored date
+    def stamp(line):
+        return datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    moved = stamp(cluster["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    original = stamp(stored["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    shift = (moved - original) - (datetime.now(timezone.utc) - ref)
+    assert abs(shift.total_seconds()) < 60  # log lines move with the objects
+    assert human_duration(4 * 3600 + 30) == "4h" and human_duration(125) == "2m5s"
+    assert human_duration(10 * 86400) == "10d" and human_duration(3 * 86400 + 7200) == "3d2h"
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_committed_cluster_files_match_the_scenario_code(name):
+    assert json.loads((CLUSTERS / f"{name}.json").read_text()) == build(name), \
+        "regenerate with: python3 -m fixtures.kube_sim.build"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("not json", "cannot read cluster file"),
+    ('{"kind": "PodList", "items": []}', "not a SimulatedCluster"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "yesterday", "objects": []}', "referenceTime"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "objects": [{"kind": "Secret"}]}',
+     "supported kind"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "generate": {"replicas": 0}}',
+     "bad generate block"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "forbidden": ["events"]}',
+     "forbidden must be a list"),
+])
+def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    with pytest.raises(ClusterFileError, match=message):
+        load_cluster(str(path))
+
+
+def _read_line(proc, deadline):
+    box = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(deadline)
+    return box[0] if box else ""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_signal(tmp_path, sig):
+    kubeconfig, journal = tmp_path / "kc", tmp_path / "j.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "fixtures.kube_sim", "crashloop", "--port", "0",
+                             "--kubeconfig", str(kubeconfig), "--journal", str(journal)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = _read_line(proc, 20)
+        assert "http://127.0.0.1:" in line and str(kubeconfig) in line, line
+        out = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "get", "pods", "-n", "prod"],
+                             capture_output=True, text=True, timeout=60)
+        assert "CrashLoopBackOff" in out.stdout
+        assert json.loads(kubeconfig.read_text())["current-context"] == "kube-sim"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def test_cli_bad_cluster_is_exit_2_with_a_message(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "fixtures.kube_sim", str(tmp_path / "none.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "cluster file not found" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,51 @@
+"""The seams of a run, declared once: every collaborator the loop calls is one of these.
+
+    model      request dict -> response dict         model/messages.py (live), model/replay.py
+    tools      .list() / .call(name, arguments)      mcp/client.py (McpStdioClient)
+    gate       .propose(arguments)                   actions.py (Gate: the three write gates)
+    approve    proposal -> (approved, note)          actions.tty_approve; serve's pending approvals
+    runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)
+    recorder   .audit(**fields) / .trace(span)       telemetry/records.py (Recorder)
+    clock      () -> seconds                         time.time / time.monotonic; tests pass their own
+
+Tests pass fakes for any of them (a scripted model, a recording runner); nothing here runs.
+`RunEnded` is the one exception a seam may raise on purpose: it ends the run with a named stop
+(replay raises it when its fixture runs out); loop.run_triage turns it into the Outcome.
+"""
+
+from typing import Callable, Protocol
+
+
+class RunEnded(Exception):
+    """Ends the run with a named stop; a seam may raise it (replay does, when it runs out)."""
+
+    def __init__(self, stop, error=None):
+        super().__init__(error or stop)
+        self.stop, self.error = stop, error
+
+
+Model = Callable[[dict], dict]
+Approve = Callable[[object], tuple]
+Runner = Callable[[list], tuple]
+Clock = Callable[[], float]
+
+
+class Tools(Protocol):
+    def list(self) -> list:
+        """Tool definitions (name, description, inputSchema, annotations)."""
+
+    def call(self, name: str, arguments: dict) -> tuple:
+        """(text, is_error); a failure is a value, never an exception the loop must catch."""
+
+
+class Gate(Protocol):
+    def propose(self, arguments: dict) -> tuple:
+        """(text for the model, is_error, proposal or None) for one propose_action call."""
+
+
+class Recorder(Protocol):
+    def audit(self, **fields) -> dict:
+        """Append one audit entry (and show it); returns the entry as written."""
+
+    def trace(self, span) -> None:
+        """Record one finished span."""
