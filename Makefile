@@ -8,7 +8,7 @@ LIVE_ARGS ?=
 # The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
 TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
 
-.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters check test-deps
+.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps
 
 check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
@@ -63,6 +63,10 @@ eval-live: check
 # Rewrite the hand-described cluster files from fixtures/kube_sim/scenarios/core.py.
 clusters:
 	$(PYTHON) -m fixtures.kube_sim.build
+
+# Rewrite the generated reference pages, docs/tools.md and docs/flags.md, from the code.
+docs:
+	$(PYTHON) -m tests.support.docs_gen
 
 bench: check
 	$(PYTHON) -m tests.bench

@@ -22,13 +22,15 @@ from mcp_kubectl_server.read.reader import ReadError, Reader
 from mcp_kubectl_server.validate import check_label
 
 
-def parse_args(argv):
+def build_parser():
+    """The argument parser (docs/flags.md is generated from it)."""
     parser = argparse.ArgumentParser(prog="mcp-kubectl-server",
                                      description="Read-only kubectl tools served over MCP (stdio).")
     parser.add_argument("--allow-namespaces", required=True, metavar="NS[,NS...]",
                         help="comma-separated namespaces the tools may read")
     parser.add_argument("--context", help="kubeconfig context (default: the current context)")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: kubectl's own default)")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: kubectl's own, $KUBECONFIG "
+                        "or ~/.kube/config)")
     parser.add_argument("--kubectl", default="kubectl", help="kubectl binary (default: kubectl on PATH)")
     parser.add_argument("--timeout", type=float, default=20.0,
                         help="seconds for one tool call's reads, and for the proxy to start (default 20)")
@@ -39,6 +41,12 @@ def parse_args(argv):
     parser.add_argument("--check", action="store_true",
                         help="read the cluster's /version through the proxy, then list each "
                         "allowed namespace's pods (get_pods); print each result and exit")
+    return parser
+
+
+def parse_args(argv):
+    """The checked options; exits 2 (argparse's usage error) for what cannot work."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]

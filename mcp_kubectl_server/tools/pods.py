@@ -67,8 +67,9 @@ TOOLS = [
           "container": {"type": "string", "pattern": DNS1123_LABEL, "maxLength": 63,
                         "description": "Container or init container name; needed when the pod has several, "
                                        "or to read an init container."},
-          "previous": {"type": "boolean", "description": "true: logs of the previous, crashed container instance."},
-          "tail": {"type": "integer", "minimum": 1, "maximum": TAIL_MAX,
+          "previous": {"type": "boolean", "default": False,
+                       "description": "true: logs of the previous, crashed container instance."},
+          "tail": {"type": "integer", "minimum": 1, "maximum": TAIL_MAX, "default": TAIL_DEFAULT,
                    "description": f"Number of last lines (default {TAIL_DEFAULT}, at most {TAIL_MAX})."}},
          ("namespace", "name")),
 ]

@@ -1,7 +1,9 @@
-"""fixtures.run_on_sim (behind `make demo` and `make live`): simulator up, CLI run, exit code passed on."""
+"""fixtures.run_on_sim (behind `make demo` and `make live`): simulator up, CLI run, exit code
+passed on; the README's demo excerpt is what the demo prints."""
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -25,6 +27,35 @@ def test_demo_replay_lands_a_report_and_writes_nothing():
     assert "PAYMENT_API_URL" in out.stdout
     assert "0 write(s) reached the simulated cluster" in out.stderr
     assert "Traceback" not in out.stderr
+    assert unprinted(readme_demo_excerpt(), out.stderr.splitlines() + out.stdout.splitlines()) \
+        == [], "README.md's demo excerpt must be lines `make demo` prints, in its order"
+
+
+def readme_demo_excerpt():
+    """The lines of the first code block of README.md's demo section, `...` left out."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## The demo\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```\n(.*?)^```", section, re.M | re.S).group(1)
+    return [line for line in block.splitlines() if line != "..."]
+
+
+def unprinted(excerpt, printed):
+    """The lines of `excerpt` that are not in `printed` in the same order."""
+    missing, at = [], 0
+    for line in excerpt:
+        try:
+            at = printed.index(line, at) + 1
+        except ValueError:
+            missing.append(line)
+    return missing
+
+
+def test_unprinted_finds_a_line_made_up_or_out_of_order():
+    printed = ["a", "b", "c"]
+    assert unprinted(["a", "c"], printed) == []
+    assert unprinted(["a", "x"], printed) == ["x"]
+    assert unprinted(["c", "a"], printed) == ["a"]
+    assert unprinted(["a", "x", "b"], printed) == ["x"]
 
 
 def test_child_exit_code_is_passed_on():

@@ -1,7 +1,7 @@
 """What the operator reads, through the real CLI: money without float noise, no `None` in a
 message, ^C at the approval prompt, cut values marked in progress lines, `--mcp ""`, `--help`
-(each option's default, the exit codes, the environment), and the README's Claude Code commands
-against the real server's tools. The approvals themselves are in test_cli_gates.py."""
+(each option's default, the exit codes, the environment), and the Claude Code commands of
+docs/claude-code.md against the real server's tools. The approvals themselves are in test_cli_gates.py."""
 
 import json
 import os
@@ -19,7 +19,7 @@ from triage_agent import cli
 from triage_agent.telemetry import records
 from triage_agent.loop import EXIT_CODES
 
-README = ROOT / "README.md"
+CLAUDE_CODE = ROOT / "docs" / "claude-code.md"
 
 
 def test_money_is_rounded_wherever_it_is_shown(kube_sim, tmp_path):
@@ -140,13 +140,8 @@ def test_help_shows_every_default_the_exit_codes_and_the_environment():
     assert sorted(n for n in names if n not in environment) == []
 
 
-def claude_code_section():
-    text = README.read_text(encoding="utf-8")
-    return text.split("## From Claude Code", 1)[1].split("\n## ", 1)[0]
-
-
-def test_the_readme_gives_claude_code_every_tool_of_the_server():
-    section = claude_code_section()
+def test_the_docs_give_claude_code_every_tool_of_the_server():
+    section = CLAUDE_CODE.read_text(encoding="utf-8")
     command = next(block for block in re.findall(r"```sh\n(.*?)```", section, re.S)
                    if "claude -p" in block)
     words = shlex.split(command.replace("\\\n", " "))
