@@ -1,0 +1,223 @@
+"""A real Prometheus for tests: series the test describes, written as TSDB blocks by promtool,
+served on a free loopback port. Nothing is scraped (the config has no scrape jobs), and
+nothing leaves the machine.
+
+    series = [Series("http_requests_total", {"namespace": "prod", "pod": "web-1"},
+                     lambda age: 1000 - age / 10)]        # value at `age` seconds before now
+    with start_prometheus(series, tmp_dir) as prom:
+        prom.query('http_requests_total')    # -> (HTTP status, decoded JSON), evaluated at now
+        prom.url, prom.now
+
+The fixture `prometheus_servers` (session scope) is a factory: prometheus_servers(name, series)
+returns a running Prometheus, started on first use for each name and stopped at the end of the
+session; every server of a session shares one `now`, so that two of them can answer the same
+query over the same points. Samples are written every Series.step seconds over the last
+Series.minutes minutes. The `prometheus` and `promtool` binaries (Debian's prometheus package,
+2.42; `make prometheus-deps`) are required: without them the test fails with that message.
+"""
+
+import contextlib
+import json
+import math
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+READY_LINE = "Server is ready to receive web requests."
+START_TIMEOUT = 30.0
+INSTALL_HINT = ("the prometheus and promtool binaries are needed by this test: run `make "
+                "prometheus-deps` (Debian's prometheus package, which has both)")
+
+
+@dataclass
+class Series:
+    """One series: metric name, labels, and its value at `age` seconds before now (a number
+    for a constant; None from the function leaves a gap)."""
+    name: str
+    labels: dict
+    value: object = 1.0
+    step: int = 30
+    minutes: int = 60
+    help: str = field(default="", repr=False)
+
+    def sample(self, age):
+        return self.value(age) if callable(self.value) else self.value
+
+
+def openmetrics(series, now):
+    """OpenMetrics text of the series (families kept together, as promtool requires)."""
+    families = {}
+    for s in series:
+        families.setdefault(s.name, []).append(s)
+    lines = []
+    for name, members in families.items():
+        for s in members:
+            labels = ",".join(f'{k}="{_escape(v)}"' for k, v in s.labels.items())
+            head = f"{name}{{{labels}}}" if labels else name
+            for age in range(s.minutes * 60 // s.step * s.step, -1, -s.step):
+                value = s.sample(age)
+                if value is not None:
+                    lines.append(f"{head} {_number(value)} {now - age}")
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(value):
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value):
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
+
+
+def require_binaries():
+    """The paths of prometheus and promtool; pytest.fail with the install hint without them."""
+    paths = shutil.which("prometheus"), shutil.which("promtool")
+    if None in paths:
+        pytest.fail(INSTALL_HINT, pytrace=False)
+    return paths
+
+
+def write_blocks(series, tsdb_dir, now):
+    """TSDB blocks of the series in tsdb_dir (promtool tsdb create-blocks-from openmetrics)."""
+    _, promtool = require_binaries()
+    tsdb_dir = Path(tsdb_dir)
+    tsdb_dir.mkdir(parents=True, exist_ok=True)
+    source = tsdb_dir.parent / (tsdb_dir.name + ".om")
+    source.write_text(openmetrics(series, now), encoding="utf-8")
+    done = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "-q",
+                           str(source), str(tsdb_dir)], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode:
+        raise RuntimeError(f"promtool could not write blocks: {done.stderr.strip()[-2000:]}")
+
+
+class Prometheus:
+    """A running Prometheus: its URL, the `now` its data is anchored at, and GET helpers."""
+
+    def __init__(self, url, now, process, log):
+        self.url, self.now, self.process, self.log = url, now, process, log
+
+    def get(self, path, params=None, *, timeout=10.0):
+        """(HTTP status, decoded JSON body or the body's text) of a GET to this Prometheus."""
+        url = self.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                status, body = response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            status, body = exc.code, exc.read()
+        text = body.decode("utf-8", "replace")
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text
+
+    def query(self, promql, *, at=None):
+        """(status, answer) of an instant query, evaluated at `at` (default: self.now)."""
+        return self.get("/api/v1/query", {"query": promql, "time": self.now if at is None else at})
+
+
+@contextlib.contextmanager
+def start_prometheus(series, workdir, *, now=None):
+    """A Prometheus serving `series` from blocks under workdir; stopped on exit."""
+    prometheus, _ = require_binaries()
+    workdir = Path(workdir)
+    now = int(time.time()) if now is None else now
+    tsdb = workdir / "tsdb"
+    write_blocks(series, tsdb, now)
+    config = workdir / "prometheus.yml"
+    config.write_text("# no scrape jobs: the tests' data comes from blocks only\n"
+                      "global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n")
+    for _attempt in range(5):
+        port = _free_port()
+        process = subprocess.Popen(
+            [prometheus, f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d",
+             "--log.level=info"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, errors="replace")
+        log = _LogReader(process)
+        try:
+            if log.wait_ready(START_TIMEOUT):
+                server = Prometheus(f"http://127.0.0.1:{port}", now, process, log)
+                status, _ = server.get("/-/ready")
+                if status != 200:
+                    raise RuntimeError(f"Prometheus logged ready but /-/ready answered {status}")
+                yield server
+                return
+            if "address already in use" not in log.text():
+                raise RuntimeError("Prometheus did not start:\n" + log.text()[-3000:])
+        finally:
+            _stop(process, log)
+    raise RuntimeError("Prometheus found no free port in five tries")
+
+
+class _LogReader:
+    """Reads a Prometheus's stderr in a thread (so that the pipe never fills) and signals the
+    line that says it is ready, or the end of the output (it exited)."""
+
+    def __init__(self, process):
+        self.lines, self.ready = [], threading.Event()
+        self.thread = threading.Thread(target=self._read, args=(process.stderr,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream):
+        with stream:
+            for line in stream:
+                self.lines.append(line)
+                if READY_LINE in line:
+                    self.ready.set()
+        self.ready.set()
+
+    def wait_ready(self, timeout):
+        """True once the ready line came; False when the process ended or the time ran out."""
+        self.ready.wait(timeout)
+        return any(READY_LINE in line for line in self.lines)
+
+    def text(self):
+        return "".join(self.lines)
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(process, log):
+    """SIGTERM, then SIGKILL after 10 s; the log reader ends with the process's output."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    log.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def prometheus_servers(tmp_path_factory):
+    """Factory: prometheus_servers(name, series) -> a running Prometheus (one per name per
+    session, all anchored at the same `now`)."""
+    now, started = int(time.time()), {}
+    with contextlib.ExitStack() as stack:
+        def get(name, series):
+            if name not in started:
+                workdir = tmp_path_factory.mktemp(f"prometheus-{name}")
+                started[name] = stack.enter_context(start_prometheus(series, workdir, now=now))
+            return started[name]
+        yield get
