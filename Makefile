@@ -1,5 +1,5 @@
 # triage-agent: everyday commands. Runtime needs only python3 (>= 3.10) and kubectl;
-# the tests need pytest, which `make test` installs when it is missing.
+# the tests need pytest and Prometheus, which `make test` installs when they are missing.
 PYTHON ?= python3
 CLUSTER ?= crashloop
 NAMESPACES ?= prod
@@ -8,7 +8,7 @@ LIVE_ARGS ?=
 # The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
 TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
 
-.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps
+.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps prometheus-deps
 
 check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
@@ -22,9 +22,16 @@ test-deps: check
 		$(PYTHON) -m venv .venv && .venv/bin/python -m pip install --quiet 'pytest>=7'; \
 	fi
 
+# The metrics tests run the real Prometheus server and its promtool: Debian's prometheus package
+# (2.42), installed when missing (apt-get, so root or sudo on a Debian-like system).
+prometheus-deps:
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || { \
+		echo "installing Debian's prometheus package (test-only dependency: prometheus, promtool)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
 # One pytest process per core, each running every N-th test (tests/support/run_shards.py); a plain
 # `python3 -m pytest` runs the same suite in one process.
-test: test-deps
+test: test-deps prometheus-deps
 	$(TEST_PYTHON) -m tests.support.run_shards
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an

@@ -11,6 +11,9 @@ kubectl keeps a discovery cache per API server address (every simulator port is 
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
 so a test run leaves nothing under ~/.kube/cache.
 
+`prometheus_servers` (tests/support/prometheus.py) starts real Prometheus servers over series a
+test describes, one per name per session.
+
 The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
 tests/support/time_limit.py, whose hooks are imported here.
 """
@@ -20,6 +23,7 @@ import contextlib
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
+from tests.support.prometheus import prometheus_servers  # noqa: F401 (session fixture)
 from tests.support.server_support import ServerProcess
 from tests.support.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
 

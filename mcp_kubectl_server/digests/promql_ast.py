@@ -9,6 +9,8 @@ source text (`0x1F`, `1h30m`), which Prometheus has already read once.
 
 from dataclasses import dataclass, field
 
+from .promql_literals import quote
+
 # name -> (argument types, variadic, return type); v: instant vector, m: range vector,
 # s: scalar, S: string. variadic: 0 fixed, n: up to n optional trailing arguments of the last
 # type, -1: any number of them (promql/parser/functions.go).
@@ -37,8 +39,6 @@ AGGREGATIONS = frozenset(("sum", "avg", "count", "min", "max", "group", "stddev"
                           "topk", "bottomk", "count_values", "quantile"))
 PARAM_TYPES = {"topk": "s", "bottomk": "s", "quantile": "s", "count_values": "S"}
 TYPE_NAMES = {"v": "instant vector", "m": "range vector", "s": "scalar", "S": "string"}
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
-            "\r": "\\r", "\t": "\\t", "\v": "\\v", "\ufffd": "\\ufffd"}
 
 
 @dataclass(eq=False)
@@ -157,21 +157,6 @@ def walk(node):
         node = stack.pop()
         yield node
         stack.extend(reversed(children(node)))
-
-
-def quote(value):
-    """A double-quoted PromQL string that Prometheus reads back as `value`."""
-    out = []
-    for c in value:
-        if c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif "\udc80" <= c <= "\udcff":          # a byte that is not UTF-8, kept as-is
-            out.append(f"\\x{ord(c) - 0xdc00:02x}")
-        elif c < " " or c == "\x7f":
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
 
 
 def _mods(mods):

@@ -20,6 +20,7 @@ from .promql_ast import (AGGREGATIONS, FUNCTIONS, PARAM_TYPES, Aggregate, Binary
                          children)
 from .promql_check import check
 from .promql_lex import KEYWORDS, PromQLError, parse_error, tokenize
+from .promql_literals import duration_ms, number_value
 
 MAX_CHARS = 10_000
 MAX_DEPTH = 100     # nesting the parser follows, and the depth of the tree it returns
@@ -30,10 +31,6 @@ METRIC_WORDS = AGGREGATIONS | {"IDENT", "METRIC_IDENT", "by", "without", "and", 
                                "offset", "start", "end"}
 LABEL_WORDS = (KEYWORDS - {"without"}) | {"IDENT", "METRIC_IDENT"}
 _LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_DURATION_RE = re.compile(r"(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?"
-                          r"(?:(\d+)ms)?\Z")
-_DURATION_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1)
-_MAX_INT64 = 2 ** 63 - 1
 
 
 def parse(text):
@@ -60,38 +57,6 @@ def tree_depth(tree):
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children(node))
     return deepest
-
-
-def number_value(text):
-    """A number token's value, read as Prometheus does (Go's ParseInt base 0, then ParseFloat)."""
-    low = text.lower()
-    if low in ("inf", "nan"):
-        return math.inf if low == "inf" else math.nan
-    try:
-        if low.startswith("0x"):
-            value = int(low[2:], 16)
-            if value > _MAX_INT64:
-                raise ValueError(text)
-            return float(value)
-        if low.isdigit() and low.startswith("0") and not set(low) & set("89"):
-            value = int(low, 8)
-            return float(value) if value <= _MAX_INT64 else float(low)
-        return float(low)
-    except ValueError:
-        raise ValueError(f"error parsing number: {text!r}") from None
-
-
-def duration_ms(text):
-    """Milliseconds of a duration token (prometheus/common's ParseDuration, then > 0)."""
-    match = _DURATION_RE.match(text)
-    if not match or not text:
-        raise ValueError(f"not a valid duration string: {text!r}")
-    ms = sum(int(g) * unit for g, unit in zip(match.groups(), _DURATION_MS) if g)
-    if ms * 1_000_000 > _MAX_INT64:
-        raise ValueError("duration out of range")
-    if ms == 0:
-        raise ValueError("duration must be greater than 0")
-    return ms
 
 
 def describe(tok):

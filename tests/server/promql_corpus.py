@@ -35,7 +35,7 @@ VALID = [
     "up[30m:1m]", "up[30m:1m] offset 5m", "up[30m:1m] @ end()", "up[30m:1m] offset -5m @ 10",
     "max_over_time(rate(http_requests_total[5m])[1h:5m])",
     "max_over_time((up + 1)[10m:1m])", "min_over_time(sum(up)[10m:])",
-    "up offset 5m[10m:1m]", "up @ 100[10m:1m]", "sum(rate(up[5m])[10m:1m] offset 1m)",
+    "up offset 5m[10m:1m]", "up @ 100[10m:1m]", "sum_over_time(rate(up[5m])[10m:1m] offset 1m)",
     "rate(up[5m] offset 1h)", "rate(up[5m] @ start())",
     "max_over_time(max_over_time(up[5m:1m])[10m:2m])",
     # numbers and strings
@@ -52,7 +52,7 @@ VALID = [
     "up * ignoring(job) group_left(pod) up", "up == bool on(job) group_left(pod) up",
     "up + on() up", "up + on(job,) up", "up + on (job) group_left (pod) up",
     "1 + on() up", "up / on() group_left() up", "-up", "+up", "-up ^ 2", "-(up)", "- - up",
-    "up + -up", "up * -1", "2 * -up ^ 2", "up - -1", "(up)", "((up))", "(up + up) * up",
+    "up + -up", "up ++ up", '{job!~".*"}', "up * -1", "2 * -up ^ 2", "up - -1", "(up)", "((up))", "(up + up) * up",
     "up or up and up unless up", "up + up > up and up or up", "1 - 2 - 3", "2 ^ -1",
     "up > 0.5 == bool 1", "up offset 5m + up", "up @ 100 + up", "time() + up @ 100",
     "-up offset 5m", "-up @ 100",
@@ -91,7 +91,7 @@ VALID = [
 ]
 
 INVALID = [
-    "", "   ", "# only a comment", "up{", "up}", "{}", '{job=""}', '{job!~".*"}', "up{job}",
+    "", "   ", "# only a comment", "up{", "up}", "{}", '{job=""}', "up{job}",
     'up{job=}', 'up{job="a" job="b"}', "up{,}", 'up{job="a",,}', 'up{"job"="a"}',
     'up{__name__="x"}', "up[5m", "up[5]", "up[5m:1]", "up[]", "up[-5m]", "up[0s]",
     "up[5m:1m:1m]", "up[5mm]", "up[5x]", "up[1.5m]", "up[5m][5m]", "up[5m][10m:1m]",
@@ -99,7 +99,7 @@ INVALID = [
     "up offset", "up offset 5", "up offset +5m", "up offset 5m offset 5m", "up @", "up @ x",
     "up @ start", "up @ Inf", "up @ NaN", "up @ 1e30", "up @ 100 @ 100", "(up) offset 5m",
     "sum(up) offset 5m", "rate(up[5m]) @ 100", "1 offset 5m", "up offset 0s", "5m",
-    "up + ", "+", "up +* up", "up ++ up", "up = up", "up =~ up", "up !~ up", "up ! up",
+    "up + ", "+", "up +* up", "up = up", "up =~ up", "up !~ up", "up ! up",
     "1 > 2", "1 == 1", "up + bool up", "up and bool up", "up and 1", "1 or up",
     "up and on(job) group_left up", "up + on(job) group_left(job) up", "1 + on(job) up",
     "up + group_left up", "up + on job up", "up + on(job up", "rate(up)", "rate(up[5m], 1)",
