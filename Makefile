@@ -8,7 +8,7 @@ LIVE_ARGS ?=
 # The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
 TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
 
-.PHONY: test demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps prometheus-deps
+.PHONY: test test-browser demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps prometheus-deps
 
 check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
@@ -34,6 +34,16 @@ prometheus-deps:
 test: test-deps prometheus-deps
 	$(TEST_PYTHON) -m tests.support.run_shards
 
+# The approval page in a real browser: Debian's chromium and chromium-driver (installed with apt
+# when missing), driven over WebDriver by tests/support/webdriver.py. Kept out of `make test`.
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+test-browser: test-deps
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver (apt-get, test-only)"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium chromium-driver; \
+	fi
+	TRIAGE_BROWSER_TESTS=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider -q tests/browser
+
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.
 demo: check
@@ -48,7 +58,8 @@ demo-approve: check
 		--allow-action rollout_undo --execute
 
 # The Alertmanager webhook service on the simulated cluster: one example alert posted, its
-# triage replayed (no API key), the outcome and /metrics shown, then SIGTERM.
+# triage replayed (no API key), the outcome and /metrics shown, and the one pending approval it
+# leaves with its URL and an operator token (on a terminal it waits for Enter), then SIGTERM.
 serve-demo: check
 	$(PYTHON) -m fixtures.serve_demo
 

@@ -7,26 +7,25 @@ A proposal {kind, namespace, target, reason} from the model goes through, in ord
     (repeat)  same (kind, namespace, target) denied earlier this run   -> repeat_denied
     (audit)   the run's audit log has stopped taking entries           -> audit_unavailable
     gate 2    approve(proposal) -> (bool, note), shown the exact argv  -> denied
+              or, under serve --operators, defer(proposal) -> note:
+              handed to an operator, who decides after the run       -> pending_approval
     gate 3    execute enabled (--execute)                              -> approved_not_executed
               runner(argv) -> (code, stdout, stderr)                   -> executed | failed
 
 Every outcome is a value: a text for the model, an is_error flag and a `Proposal` record. An
 approve or runner that raises becomes denied / failed, never an exception out of `propose`.
 An approved command that does not run (no --execute) is also told to the operator, through
-`say`, ready to paste. `tty_approve` asks the operator on the controlling terminal; `run_command`
-runs an argv with a timeout that kills the process group.
+`say`, ready to paste. `run_command` runs an argv with a timeout that kills the process group;
+asking on the terminal is ask.py's `tty_approve`.
 """
 
 import contextlib
 import dataclasses
 import os
 import re
-import select
 import shlex
 import signal
 import subprocess
-import termios
-import time
 
 from mcp_kubectl_server.redact import redact
 from triage_agent.terminal import printable
@@ -44,7 +43,6 @@ NAMESPACE_PATTERN = rf"^{_LABEL}$"             # DNS-1123 label, at most 63
 NAME_PATTERN = rf"^{_LABEL}(\.{_LABEL})*$"     # DNS-1123 subdomain (pods, deployments), <= 253
 MAX_REASON = 1000
 MAX_OUTPUT = 2000
-FAIL_CLOSED = "no terminal: approval fails closed"
 
 PROPOSE_ACTION_TOOL = {
     "name": "propose_action",
@@ -158,7 +156,8 @@ def _show(value, limit=80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _trim(text, limit=MAX_OUTPUT) -> str:
+def trim_output(text, limit=MAX_OUTPUT) -> str:
+    """Command output cut to `limit` characters, its start and end kept (redact before)."""
     text = (text or "").strip()
     if len(text) <= limit:
         return text
@@ -175,7 +174,8 @@ class ActionGate:
     """Applies validation and the three gates to each propose_action call of one run."""
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
-                 kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True, say=None):
+                 kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True, say=None,
+                 defer=None):
         if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
             raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
@@ -185,6 +185,7 @@ class ActionGate:
         self.allowed_kinds = frozenset(allowed_kinds)
         self.execute = bool(execute)
         self.approve = approve
+        self.defer = defer  # proposal -> note: handed to an operator instead of asked here
         self.runner = runner
         self.namespaces = frozenset(namespaces)
         self.context = context
@@ -193,6 +194,7 @@ class ActionGate:
         self.audit_ok = audit_ok  # () -> bool: False once the audit log cannot be written
         self.say = say or (lambda line: None)   # lines for the operator (the CLI: stderr)
         self.denied = set()  # (kind, namespace, target) the operator said no to in this run
+        self.waiting = set()  # (kind, namespace, target) handed to an operator in this run
         self.proposals = []  # every Proposal of this run, in order
 
     def propose(self, arguments) -> tuple:
@@ -212,8 +214,12 @@ class ActionGate:
         key = (proposal.kind, proposal.namespace, proposal.target)
         if key in self.denied:
             return self._finish(proposal, "repeat_denied")
+        if key in self.waiting:
+            return self._finish(proposal, "repeat_pending")
         if not self._audit_ok():  # an action that cannot be recorded is not even put forward
             return self._finish(proposal, "audit_unavailable")
+        if self.defer is not None:
+            return self._hand_over(proposal, key)
         approved, note = self._ask(proposal)
         proposal.gates["approved"], proposal.note = approved, note
         if not approved:
@@ -225,6 +231,17 @@ class ActionGate:
                          f"yourself:\n  {printable(proposal.command, keep_newlines=False)}")
             return self._finish(proposal, "approved_not_executed")
         return self._run(proposal)
+
+    def _hand_over(self, proposal, key) -> tuple:
+        try:
+            note = self.defer(proposal)
+        except Exception as exc:  # not handed over is not approved: it fails closed
+            proposal.gates["approved"] = False
+            proposal.note = f"could not hand it to an operator ({type(exc).__name__}: {exc})"
+            return self._finish(proposal, "denied")
+        proposal.note = printable(str(note))[:300]
+        self.waiting.add(key)
+        return self._finish(proposal, "pending_approval")
 
     def _audit_ok(self) -> bool:
         try:
@@ -249,7 +266,7 @@ class ActionGate:
             return self._finish(proposal, "failed")
         proposal.exit_code = code if isinstance(code, int) else None
         output = "\n".join(str(part) for part in (stdout, stderr) if part)
-        proposal.output = _trim(redact(output))  # redact first: a cut could split a secret
+        proposal.output = trim_output(redact(output))  # redact first: a cut could split a secret
         return self._finish(proposal, "executed" if code == 0 else "failed")
 
     def _finish(self, proposal, decision, problem="") -> tuple:
@@ -257,7 +274,8 @@ class ActionGate:
         if decision == "invalid":
             proposal.note = problem
         text = model_text(proposal)
-        return text, decision not in ("approved_not_executed", "executed"), proposal
+        ok = ("approved_not_executed", "executed", "pending_approval")
+        return text, decision not in ok, proposal
 
 
 def model_text(proposal) -> str:
@@ -273,6 +291,14 @@ def model_text(proposal) -> str:
     if decision == "repeat_denied":
         return (f"Not asked again: the operator already denied {what} in this run. Nothing "
                 "was run. Do not propose it again.")
+    if decision == "repeat_pending":
+        return (f"Not handed over again: {what} already waits for an operator in this run. "
+                "Nothing was run.")
+    if decision == "pending_approval":
+        return (f"Waiting for an operator: {command} has NOT run, and nothing in the cluster "
+                f"has changed ({proposal.note}). An operator decides after this run; do not "
+                "wait for it. Finish the investigation, call write_report, and list the action "
+                "in proposed_actions.")
     if decision == "audit_unavailable":
         return ("Not run: the audit log of this run can no longer be written, so no action can "
                 "execute for the rest of the run and the operator was not asked. Nothing was "
@@ -292,69 +318,6 @@ def model_text(proposal) -> str:
         return (f"Approved, but the command could not be run ({proposal.note or 'no result'}); "
                 f"assume nothing changed: {command}")
     return f"Executed but failed: {command}\nexit code {proposal.exit_code}\noutput:\n{output}"
-
-
-def approval_prompt(proposal) -> str:
-    """The text the operator sees before answering."""
-    return (
-        "\n=== triage-agent: approval needed ===\n"
-        f"  kind:      {printable(proposal.kind, keep_newlines=False)}\n"
-        f"  namespace: {printable(proposal.namespace, keep_newlines=False)}\n"
-        f"  target:    {printable(proposal.target, keep_newlines=False)}\n"
-        f"  reason:    {printable(proposal.reason, keep_newlines=False)}\n"
-        f"  command:   {printable(proposal.command, keep_newlines=False)}\n"
-        "Run this command? Type yes to approve; anything else denies it "
-        "(your words are passed to the model as the reason): ")
-
-
-def tty_approve(proposal, *, tty_path="/dev/tty", timeout=None) -> tuple:
-    """Ask the operator on the controlling terminal: (approved, note); fails closed."""
-    try:
-        fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False, FAIL_CLOSED
-    try:
-        _discard_typeahead(fd)
-        os.write(fd, approval_prompt(proposal).encode("utf-8", "replace"))
-        line = _read_line(fd, timeout)
-    except OSError:
-        line = None
-    except KeyboardInterrupt:   # ^C or a stop signal at the prompt: end the prompt's line,
-        with contextlib.suppress(OSError):     # so the stop message does not land on it
-            os.write(fd, b"\n")
-        raise
-    finally:
-        os.close(fd)
-    if line is None:
-        return False, FAIL_CLOSED
-    answer = printable(line.strip(), keep_newlines=False)
-    if answer.lower() in ("y", "yes"):
-        return True, "approved by the operator"
-    return False, answer
-
-
-def _discard_typeahead(fd):
-    # keys pressed before the prompt was shown must not answer it
-    try:
-        termios.tcflush(fd, termios.TCIFLUSH)
-    except termios.error:
-        pass
-
-
-def _read_line(fd, timeout, limit=4096) -> "str | None":
-    """One line from a terminal fd; None on EOF or when `timeout` seconds pass."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    data = b""
-    while b"\n" not in data and len(data) < limit:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
-        chunk = os.read(fd, limit)
-        if not chunk:
-            return None
-        data += chunk
-    return data.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def run_command(argv, *, timeout=60) -> tuple:

@@ -30,7 +30,7 @@ import json
 import os
 import sys
 
-from triage_agent import actions, terminal
+from triage_agent import actions, ask, terminal
 from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_ROOT,
                                   UsageError, build_parser, check_options, server_argv)
 
@@ -306,15 +306,25 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
         print(f"triage-agent: not offered to the model ({reason}): "
               + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
-                              approve=actions.tty_approve, runner=actions.run_command,
+                              approve=ask.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
                               kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
-                              say=lambda line: print(line, file=stderr))
+                              say=lambda line: print(line, file=stderr), defer=hand_over(args))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
                            progress=lambda line: print(line, file=stderr))
+
+
+def hand_over(args):
+    """--pending-approvals (set by serve): the gate's defer seam, which writes each proposal as
+    a pending approval for an operator instead of asking on a terminal; else None."""
+    if not args.pending_approvals:
+        return None
+    from triage_agent.serve import approvals
+    return approvals.handoff(args.pending_approvals, alert=getattr(args, "alert_identity", None),
+                             ttl=args.approval_ttl)
 
 
 def save_recording(args, model, model_name, stderr):

@@ -129,6 +129,13 @@ def build_parser():
                    + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
     p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
                    "(default: off; an approved command is printed for you to run)")
+    p.add_argument("--pending-approvals", metavar="PREFIX", help="hand each proposal of an "
+                   "enabled kind to an operator as a pending approval file PREFIX.approval.ID.json "
+                   "instead of asking on the terminal (serve sets this; default: ask on the "
+                   "terminal)")
+    p.add_argument("--approval-ttl", type=_positive(float, 1.0), default=900.0,
+                   metavar="SECONDS", help="with --pending-approvals: how long an approval "
+                   "waits before it expires (default: %(default)g)")
     p.add_argument("--trace", metavar="FILE", help="append the run's OpenTelemetry spans as "
                    "JSONL, one span per line (default: no file)")
     p.add_argument("--audit-log", metavar="FILE", help="append the audit as JSONL (default: no "
@@ -157,6 +164,9 @@ def check_options(args):
     if args.execute and not args.allow_action:
         raise UsageError("--execute without --allow-action can never run anything: enable the "
                          "action kinds it may run with --allow-action KIND")
+    if args.pending_approvals and args.execute:
+        raise UsageError("--pending-approvals hands proposals to serve, which runs approved "
+                         "ones itself: it cannot be combined with --execute")
     if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
     for flag in ("context", "kubeconfig"):

@@ -3,7 +3,7 @@
     model      request dict -> response dict         model/messages.py (live), model/replay.py
     tools      .list() / .call(name, arguments)      mcp/client.py (McpStdioClient)
     gate       .propose(arguments)                   actions.py (Gate: the three write gates)
-    approve    proposal -> (approved, note)          actions.tty_approve; serve's pending approvals
+    approve    proposal -> (approved, note)          ask.tty_approve; serve's pending approvals
     runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)
     recorder   .audit(**fields) / .trace(span)       telemetry/records.py (Recorder)
     clock      () -> seconds                         time.time / time.monotonic; tests pass their own

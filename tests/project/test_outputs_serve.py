@@ -33,6 +33,10 @@ def test_the_deployment_runs_serve_under_the_read_only_service_account():
     [token_volume] = [name for name, path in mounts.items() if path == token_dir]
     assert volumes[token_volume]["secret"]["secretName"] == "triage-agent-webhook"
     assert mounts[next(n for n, p in mounts.items() if p == flags["--outbox"])]
+    # the operators file (hashes of the operators' tokens) is a Secret-backed volume too
+    [operators_volume] = [name for name, path in mounts.items()
+                          if path == str(Path(flags["--operators"]).parent)]
+    assert volumes[operators_volume]["secret"]["secretName"] == "triage-agent-operators"
     # the API key comes from a Secret, and no value of any env var is a literal key
     env = {e["name"]: e for e in container["env"]}
     assert env["ANTHROPIC_API_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "triage-agent-anthropic"
@@ -51,9 +55,14 @@ def test_the_deployment_args_are_options_serve_accepts(tmp_path, monkeypatch):
     token = tmp_path / "token"
     token.write_text("a" * 64)
     args[args.index("--token-file") + 1] = str(token)
+    operators = tmp_path / "operators"
+    operators.write_text("alice " + "b" * 64 + "\n")
+    args[args.index("--operators") + 1] = str(operators)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     options, run_args = serve.parse(args)
-    assert options.token == "a" * 64 and run_args == ["--max-cost-usd", "2"]
+    assert options.token == "a" * 64 and options.operator_list.names == ["alice"]
+    assert run_args == ["--max-cost-usd", "2", "--allow-action", "rollout_restart",
+                        "--allow-action", "rollout_undo"]
 
 
 def test_the_alertmanager_receiver_points_at_the_service_with_the_token():

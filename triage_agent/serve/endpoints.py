@@ -10,9 +10,12 @@
     GET /healthz        200 "ok" (503 "draining" while stopping)
     GET /metrics        Prometheus text format
     GET /runs/RUN_ID    the outcome file, or {"run_id", "status": queued|running}; 404 unknown
+    /api/approvals...   the approvals API, with an operator token (api.py)
+    /, /login, /runs/RUN_ID (Accept: text/html), /approvals/ID ...
+                        the operator's pages, with a session (web.py, pages.py)
 
-Every answer is JSON except /healthz and /metrics. Nothing here runs a triage: the engine
-(runs.Engine) does.
+Every answer is JSON except /healthz, /metrics and the pages. Nothing here runs a triage: the
+engine (runs.Engine) does. The API and the pages exist only with `serve --operators`.
 """
 
 import hmac
@@ -20,7 +23,8 @@ import json
 import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from triage_agent.serve import alerts
+from triage_agent.serve import alerts, api, web
+from triage_agent.serve.sessions import Sessions
 
 MAX_BODY_BYTES = 1024 * 1024
 RETRY_AFTER_SECONDS = 30
@@ -29,10 +33,47 @@ BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600)
 
 
 class Service:
-    """What the handler needs: the engine, the scope ceiling, the token, the outbox."""
+    """What the handler needs: the engine, the scope ceiling, the token, the outbox; with
+    operators, the approvals store and the browser sessions."""
 
-    def __init__(self, engine, *, ceiling, token=None):
+    def __init__(self, engine, *, ceiling, token=None, approvals=None, operators=None,
+                 sessions=None, base_url=""):
         self.engine, self.ceiling, self.token = engine, tuple(ceiling), token
+        self.approvals, self.operators = approvals, operators
+        self.sessions = sessions or Sessions()
+        self.base_url = base_url
+        self.outbox = engine.outbox
+
+    def is_webhook_token(self, token) -> bool:
+        return bool(self.token) and hmac.compare_digest(str(token).encode(),
+                                                        self.token.encode())
+
+    def read_run(self, run_id):
+        """A finished run's outcome document, or None."""
+        if not RUN_ID.match(run_id or ""):
+            return None
+        try:
+            return json.loads((self.outbox / f"{run_id}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def read_record(self, run_id, kind):
+        """A run's audit log or trace as bytes, or None."""
+        suffix = {"audit": ".audit.jsonl", "trace": ".trace.jsonl"}.get(kind)
+        if not suffix or not RUN_ID.match(run_id or ""):
+            return None
+        try:
+            return (self.outbox / f"{run_id}{suffix}").read_bytes()
+        except OSError:
+            return None
+
+    def recent_runs(self, limit=50) -> list:
+        """[(outcome doc, its approvals)] of the newest finished runs (run ids sort by time)."""
+        names = sorted((p.name[:-len(".json")] for p in self.outbox.glob("r-*.json")
+                        if RUN_ID.match(p.name[:-len(".json")])), reverse=True)[:limit]
+        docs = [doc for doc in map(self.read_run, names) if doc]
+        return [(doc, self.approvals.list(doc["run_id"]) if self.approvals else [])
+                for doc in docs]
 
     def take(self, doc):
         """(HTTP status, answer) for a parsed webhook body."""
@@ -76,9 +117,12 @@ class Handler(BaseHTTPRequestHandler):
         return self.server.service
 
     def do_POST(self):
-        if self.path.split("?")[0] != "/alertmanager":
-            return self._json(404, {"error": "POST alerts to /alertmanager"})
-        if not self._authorized():
+        path = self.path.split("?")[0]
+        if api.handle(self, "POST", path) or web.handle(self, "POST", path):
+            return None
+        if path != "/alertmanager":
+            return self._json(404, {"error": "POST alerts to /alertmanager"}, close=True)
+        if not self._authorized() or self._operator_token():
             self.service.engine.refuse("unauthorized")
             return self._json(401, {"error": "missing or wrong bearer token"},
                               {"WWW-Authenticate": "Bearer"})
@@ -94,18 +138,31 @@ class Handler(BaseHTTPRequestHandler):
         extra = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
         self._json(status, answer, extra)
 
-    def _body(self):
-        """(parsed JSON, None) or (None, reason); the body is never read past the limit."""
+    def _raw_body(self, limit=MAX_BODY_BYTES):
+        """(bytes, None) or (None, reason); the body is never read past the limit."""
         try:
             length = int(self.headers.get("Content-Length", ""))
         except ValueError:
             return None, "a Content-Length header is required"
-        if length < 0 or length > MAX_BODY_BYTES:
-            return None, f"the payload is larger than {MAX_BODY_BYTES} bytes"
+        if length < 0 or length > limit:
+            return None, f"the payload is larger than {limit} bytes"
+        return self.rfile.read(length), None
+
+    def _body(self):
+        """(parsed JSON, None) or (None, reason)."""
+        data, error = self._raw_body()
+        if error:
+            return None, error
         try:
-            return json.loads(self.rfile.read(length)), None
+            return json.loads(data), None
         except (ValueError, RecursionError) as exc:
             return None, f"the payload is not JSON ({exc})"
+
+    def _operator_token(self):
+        """True when the bearer token is an operator's: those never post alerts."""
+        operators = self.service.operators
+        scheme, _, token = self.headers.get("Authorization", "").partition(" ")
+        return bool(operators and scheme == "Bearer" and operators.name_for(token.strip()))
 
     def _authorized(self):
         token = self.service.token
@@ -116,12 +173,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?")[0]
+        if api.handle(self, "GET", path) or web.handle(self, "GET", path):
+            return None
         if path == "/healthz":
             draining = self.service.engine.gauges()["draining"]
             return self._send(503 if draining else 200, b"draining\n" if draining else b"ok\n",
                               "text/plain; charset=utf-8")
         if path == "/metrics":
-            return self._send(200, metrics_text(self.service.engine).encode(),
+            return self._send(200, metrics_text(self.service.engine,
+                                                self.service.approvals).encode(),
                               "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/runs/"):
             if not self._authorized():
@@ -159,8 +219,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def metrics_text(engine) -> str:
-    """The Prometheus text exposition of the engine's counters and gauges."""
+def metrics_text(engine, approvals=None) -> str:
+    """The Prometheus text exposition of the engine's (and the approvals') counters and
+    gauges."""
     with engine._lock:
         stats = engine.stats
         refused, runs = dict(stats.refused), dict(stats.runs)
@@ -201,6 +262,11 @@ def metrics_text(engine) -> str:
                                  for line in lines[-len(BUCKETS) - 1:]]
     lines += [f"triage_run_duration_seconds_sum {round(sum(durations), 3)}",
               f"triage_run_duration_seconds_count {len(durations)}"]
+    if approvals is not None:
+        metric("triage_approvals_pending", "gauge", "Approvals waiting for an operator.",
+               [("", approvals.pending_count())])
+        metric("triage_approvals_total", "counter", "Approval outcomes since serve started.",
+               [(f'{{outcome="{k}"}}', v) for k, v in sorted(approvals.counts.items())])
     return "\n".join(lines) + "\n"
 
 

@@ -73,10 +73,12 @@ class Engine:
     """The queue, the workers and the outbox; thread-safe."""
 
     def __init__(self, *, runner, outbox, workers=2, queue_size=100, dedup_seconds=3600.0,
-                 on_outcome=None, clock=time.monotonic):
+                 on_outcome=None, clock=time.monotonic, write_outcome=None):
         self.runner, self.outbox = runner, Path(outbox)
         self.workers, self.queue_size, self.dedup_seconds = workers, queue_size, dedup_seconds
         self.on_outcome = on_outcome or (lambda doc: None)
+        # doc -> None: writes the outcome file and forwards it (serve's approvals merge in there)
+        self.write_outcome = write_outcome
         self.clock = clock
         self.stats = Stats()
         self._lock = threading.Condition()
@@ -186,6 +188,8 @@ class Engine:
             self._lock.notify_all()
 
     def _write(self, doc):
+        if self.write_outcome is not None:
+            return self.write_outcome(doc)
         write_atomically(self.outbox / f"{doc['run_id']}.json", doc)
         self.on_outcome(doc)
 
@@ -257,9 +261,12 @@ def _identity(alert):
             "generatorURL": alert["generatorURL"]}
 
 
-def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None):
+def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None,
+               approval_ttl=None):
     """The real runner: `python -m triage_agent --alert FILE --json ...` as a child process with
-    no terminal (approval fails closed), its own audit and trace in the outbox."""
+    no terminal (approval fails closed), its own audit and trace in the outbox. With
+    `approval_ttl` each proposal of an enabled kind becomes a pending approval beside the run
+    (--pending-approvals OUTBOX/RUN_ID) that expires that many seconds later."""
     outbox = Path(outbox)
 
     def run(job, register):
@@ -269,6 +276,8 @@ def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None):
         argv = [python, "-m", "triage_agent", "--alert", str(alert_file), "--namespaces",
                 ",".join(ceiling), "--json", "--audit-log", str(base.with_suffix(".audit.jsonl")),
                 "--trace", str(base.with_suffix(".trace.jsonl")), *run_args]
+        if approval_ttl is not None:
+            argv += ["--pending-approvals", str(base), "--approval-ttl", str(approval_ttl)]
         with open(base.with_suffix(".log"), "wb") as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=log, env=env, start_new_session=True)

@@ -2,12 +2,16 @@
 
     python3 -m triage_agent serve --listen HOST:PORT --namespaces CEILING [--workers N]
         [--queue N] [--outbox DIR] [--forward URL] [--token-file FILE] [--dedup-seconds S]
-        [--drain-seconds S] [run options: --model, --max-steps, --mcp, --replay, ...]
+        [--drain-seconds S] [--operators FILE [--approval-ttl S] [--execute] [--public-url URL]]
+        [run options: --model, --max-steps, --mcp, --replay, --allow-action KIND, ...]
 
 Options serve does not know are run options, checked once at start with the CLI's own parser and
 passed to every run. Each run is a triage CLI child process (runs.cli_runner) with its own
 MCP server, budgets, audit and trace, and no terminal: approval fails closed, so proposals are
-listed and nothing is executed (--execute is refused here). SIGTERM (or ^C) stops accepting,
+listed and nothing is executed. With --operators FILE a proposal of an enabled kind becomes a
+pending approval that an operator decides through the API or the pages (approvals.py); with
+--execute as well serve runs approved ones, once (refused without --operators). SIGTERM (or ^C)
+stops accepting,
 lets running triages finish up to --drain-seconds, interrupts the rest, writes queued alerts out
 as not run, sends what is left to forward, and exits 0.
 """
@@ -23,11 +27,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from triage_agent.serve import endpoints, runs
+from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
-NOT_FOR_SERVE = ("--execute", "--json", "--alert", "--audit-log", "--trace", "--record",
-                 "--namespaces")
+NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
+                 "--pending-approvals")
 
 
 class ServeUsageError(Exception):
@@ -54,6 +58,16 @@ def build_parser():
                    "recently starts no new run (default 3600)")
     p.add_argument("--drain-seconds", type=float, default=60.0, help="on SIGTERM, how long "
                    "running triages may finish before they are interrupted (default 60)")
+    p.add_argument("--operators", metavar="FILE", help="turn approvals on: one operator a "
+                   "line, NAME SHA256HEX of that operator's token (default: off, proposals "
+                   "fail closed)")
+    p.add_argument("--approval-ttl", type=float, default=approvals.DEFAULT_TTL,
+                   metavar="SECONDS", help="how long an approval waits before it expires "
+                   "(default 900)")
+    p.add_argument("--execute", action="store_true", help="run approved actions, once each "
+                   "(needs --operators; default: approval records the command to run by hand)")
+    p.add_argument("--public-url", metavar="URL", help="base of each approval_url (default: "
+                   "the address serve listens on)")
     return p
 
 
@@ -85,7 +99,33 @@ def parse(argv):
     if checked.kubeconfig:  # check_options made it absolute: every run must find it
         run_args = _with_value(run_args, "--kubeconfig", checked.kubeconfig)
     args.token = _token(args)
+    args.run = checked
+    args.operator_list = _operators(args, checked)
     return args, run_args
+
+
+def _operators(args, checked):
+    """The Operators of --operators (None without it), after the checks approvals need."""
+    if args.execute and not args.operators:
+        raise ServeUsageError("--execute needs --operators FILE: without named operators no "
+                              "approval can be given, so nothing may run")
+    if not args.operators:
+        return None
+    if args.execute and not checked.allow_action:
+        raise ServeUsageError("--execute without --allow-action can never run anything: "
+                              "enable the action kinds it may run with --allow-action KIND")
+    if not args.approval_ttl > 0:
+        raise ServeUsageError("--approval-ttl must be more than 0 seconds")
+    if args.public_url and not args.public_url.startswith(("http://", "https://")):
+        raise ServeUsageError(f"--public-url {args.public_url!r}: give an http(s) URL")
+    try:
+        operators = sessions.Operators.load(args.operators)
+    except sessions.OperatorsError as exc:
+        raise ServeUsageError(f"--operators: {exc}") from None
+    if args.token and operators.name_for(args.token):
+        raise ServeUsageError("--operators: the webhook token is also an operator's token; "
+                              "the webhook token must never approve")
+    return operators
 
 
 def _with_value(run_args, flag, value):
@@ -199,6 +239,19 @@ class Forwarder:
         self._thread.join()
 
 
+def approval_store(args, engine):
+    """The approvals Store of this serve, and the engine writing outcomes through an
+    OutcomeWriter that merges approvals in (and rewrites them when one changes)."""
+    writer = outcomes.OutcomeWriter(engine.outbox, write=runs.write_atomically,
+                                    forward=lambda doc: engine.on_outcome(doc))
+    check = approvals.command_check(kinds=tuple(args.run.allow_action), ceiling=args.ceiling,
+                                    context=args.run.context, kubeconfig=args.run.kubeconfig)
+    writer.store = approvals.Store(engine.outbox, execute=args.execute, rebuild=check,
+                                   changed=writer.changed)
+    engine.write_outcome = writer.finish
+    return writer.store, writer
+
+
 def main(argv):
     """Run the service until SIGTERM/SIGINT; returns the exit code."""
     try:
@@ -207,29 +260,40 @@ def main(argv):
         print(f"triage-agent serve: {exc}", file=sys.stderr)
         return 2
     outbox = Path(args.outbox).resolve()
-    runner = runs.cli_runner(ceiling=args.ceiling, run_args=run_args, outbox=outbox)
+    on = args.operator_list is not None
+    runner = runs.cli_runner(ceiling=args.ceiling, run_args=run_args, outbox=outbox,
+                             approval_ttl=args.approval_ttl if on else None)
     engine = runs.Engine(runner=runner, outbox=outbox, workers=args.workers,
-                               queue_size=args.queue, dedup_seconds=args.dedup_seconds)
+                         queue_size=args.queue, dedup_seconds=args.dedup_seconds)
     forwarder = Forwarder(args.forward, engine) if args.forward else None
     if forwarder:
         engine.on_outcome = forwarder.submit
+    store, writer = approval_store(args, engine) if on else (None, None)
+    service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
+                                approvals=store, operators=args.operator_list)
     try:
-        server = endpoints.make_server(endpoints.Service(engine, ceiling=args.ceiling,
-                                                           token=args.token),
-                                        args.host, args.port)
+        server = endpoints.make_server(service, args.host, args.port)
     except OSError as exc:
         print(f"triage-agent serve: cannot listen on {args.listen}: {exc}", file=sys.stderr)
         return 2
+    host, port = server.server_address[:2]
+    service.base_url = (args.public_url or f"http://{host}:{port}").rstrip("/")
+    if store is not None:
+        writer.base_url = service.base_url
+        for record in store.recover():
+            print(f"triage-agent serve: approval {record['id']} was executing when serve "
+                  "stopped: now unknown (check the cluster)", file=sys.stderr, flush=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     engine.start()
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                      daemon=True).start()
-    host, port = server.server_address[:2]
+    approvals_said = (f", approvals by {len(args.operator_list.names)} operator(s)"
+                      + (", executed" if args.execute else ", not executed")) if on else ""
     print(f"triage-agent serve: listening on http://{host}:{port} (namespaces "
-          f"{','.join(args.ceiling)}, {args.workers} worker(s), outbox {outbox})",
-          file=sys.stderr, flush=True)
+          f"{','.join(args.ceiling)}, {args.workers} worker(s), outbox {outbox}"
+          f"{approvals_said})", file=sys.stderr, flush=True)
     stop.wait()
     print("triage-agent serve: stopping: no new alerts; waiting for running triages",
           file=sys.stderr, flush=True)

@@ -268,7 +268,10 @@ def test_forward_posts_each_outcome_once_and_records_a_target_that_keeps_failing
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--namespaces", "prod", "--execute"], "not a run option for serve: --execute"),
+    (["--namespaces", "prod", "--execute"], "--execute needs --operators FILE"),
+    (["--namespaces", "prod", "--pending-approvals", "x"], "not a run option for serve"),
+    (["--namespaces", "prod", "--operators", "/nonexistent/operators"],
+     "--operators: cannot read"),
     (["--namespaces", "prod", "--json"], "not a run option for serve: --json"),
     (["--namespaces", "prod", "--listen", "0.0.0.0:9095"], "give --token-file"),
     (["--namespaces", "prod", "--token-file", "/nonexistent/token"], "--token-file"),
@@ -365,8 +368,9 @@ def test_sigterm_during_a_burst_interrupts_the_running_triage_and_writes_out_the
 
 def test_make_serve_demo_posts_an_alert_and_gets_a_report():
     done = subprocess.run([sys.executable, "-m", "fixtures.serve_demo"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "status done, stop report, 3 tool calls" in done.stdout
     assert "triage_runs_total{stop=\"report\"} 1" in done.stdout
     assert "triage-agent serve: stopped" in done.stderr
+    assert "pending approval ap-" in done.stdout and "/approvals/ap-" in done.stdout

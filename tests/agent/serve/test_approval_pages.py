@@ -1,0 +1,205 @@
+"""The approvals API and the operator's pages over real HTTP, in-process: the engine and HTTP
+server on 127.0.0.1:0, an approvals store on an injected clock, a scripted runner that hands one
+proposal over the way the CLI child does (approvals.handoff) and ends with a report whose
+evidence quotes a planted `<script>`. Login, cookie, CSRF, Origin, escaping, headers, expiry and
+the outcome's rewrite and forward are checked here; tests/browser drives the same pages in
+chromium and tests/e2e runs the real serve."""
+
+import hashlib
+import http.client
+import json
+import re
+import urllib.parse
+
+import pytest
+
+from fixtures.http_thread import ServerThread
+from tests.agent.serve.test_serve import alert, webhook
+from tests.agent.serve.test_approvals import Clock, Runner, proposal
+from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
+
+PLANTED = '<script>alert(1)</script> "><img src=x onerror=alert(2)>'
+TOKEN, WEBHOOK = "alice-secret-token", "webhook-secret-token"
+
+
+class HandingRunner:
+    """A run that hands one proposal over and reports, as the CLI child under serve would."""
+
+    def __init__(self, outbox, clock):
+        self.outbox, self.clock = outbox, clock
+
+    def __call__(self, job, register):
+        p = proposal()
+        note = approvals.handoff(self.outbox / job.run_id, alert={"alerts": [
+            {"alertname": "KubePodCrashLooping", "fingerprint": "f1", "generatorURL": ""}]},
+            ttl=60, clock=self.clock)(p)
+        report = {"summary": "checkout crash-loops " + PLANTED, "severity": "high",
+                  "evidence": [{"tool_use_id": "toolu_1", "quote": PLANTED,
+                                "interpretation": "planted"}],
+                  "hypothesis": "h", "next_checks": [], "proposed_actions": []}
+        return 0, {"stop": "report", "tool_calls": 1, "cost_usd": 0.01, "report": report,
+                   "proposals": [dict(p.to_dict(), decision="pending_approval", note=note)]}, None
+
+
+@pytest.fixture
+def site(tmp_path):
+    clock, outbox, forwarded = Clock(), tmp_path / "outbox", []
+    engine = runs.Engine(runner=HandingRunner(outbox, clock), outbox=outbox)
+    writer = outcomes.OutcomeWriter(outbox, write=runs.write_atomically, forward=forwarded.append)
+    writer.store = approvals.Store(outbox, clock=clock, runner=Runner(), execute=True,
+                                   changed=writer.changed)
+    engine.write_outcome = writer.finish
+    operators = sessions.Operators({"alice": hashlib.sha256(TOKEN.encode()).hexdigest()})
+    service = endpoints.Service(engine.start(), ceiling=("prod",), token=WEBHOOK,
+                                approvals=writer.store, operators=operators,
+                                sessions=sessions.Sessions(clock=clock))
+    server = endpoints.make_server(service, "127.0.0.1", 0)
+    service.base_url = writer.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    serving = ServerThread(server).start()
+    status, _, _ = request(service, "POST", "/alertmanager", json.dumps(webhook(alert("f1"))),
+                           {"Authorization": f"Bearer {WEBHOOK}"})
+    assert status == 202 and engine.wait_idle(10)
+    [record] = writer.store.list()
+    yield service, record, clock, forwarded
+    engine.drain(5)
+    serving.stop()
+
+
+def request(service, method, path, body=None, headers=None):
+    """(status, headers, text) without following redirects."""
+    host = service.base_url.split("//")[1]
+    conn = http.client.HTTPConnection(host, timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})
+    response = conn.getresponse()
+    answer = response.status, {k.lower(): v for k, v in response.getheaders()}, \
+        response.read().decode()
+    conn.close()
+    return answer
+
+
+def form(fields):
+    return urllib.parse.urlencode(fields), {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+def login(service, token=TOKEN):
+    body, headers = form({"token": token, "next": "/"})
+    return request(service, "POST", "/login", body, headers)
+
+
+def session(service):
+    status, headers, _ = login(service)
+    assert status == 303
+    cookie = headers["set-cookie"]
+    sid = cookie.split(";")[0]
+    status, _, page = request(service, "GET", "/", headers={"Cookie": sid})
+    return sid, re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_login_sets_a_strict_http_only_expiring_cookie_and_the_webhook_token_is_refused(site):
+    service, record, clock, _ = site
+    status, headers, _ = login(service)
+    cookie = headers["set-cookie"]
+    assert status == 303 and headers["location"] == "/"
+    assert all(part in cookie for part in ("HttpOnly", "SameSite=Strict", "Max-Age=", "Path=/"))
+    assert "Secure" not in cookie  # plain http here; over TLS the cookie is Secure
+    body, form_headers = form({"token": TOKEN})
+    status, headers, _ = request(service, "POST", "/login", body,
+                                 {**form_headers, "X-Forwarded-Proto": "https"})
+    assert status == 303 and "; Secure" in headers["set-cookie"]
+    assert login(service, WEBHOOK)[0] == 403 and login(service, "nobody")[0] == 401
+    clock.now += sessions.SESSION_SECONDS + 1   # the session expires
+    sid = cookie.split(";")[0]
+    assert request(service, "GET", "/", headers={"Cookie": sid})[0] == 303
+
+
+def test_pages_need_a_session_and_carry_the_security_headers(site):
+    service, record, clock, _ = site
+    for path in ("/", f"/approvals/{record['id']}", f"/runs/{record['run_id']}/audit"):
+        status, headers, _ = request(service, "GET", path, headers={"Accept": "text/html"})
+        assert status == 303 and headers["location"].startswith("/login?next=")
+    sid, _ = session(service)
+    status, headers, page = request(service, "GET", f"/approvals/{record['id']}",
+                                    headers={"Cookie": sid})
+    assert status == 200 and headers["x-content-type-options"] == "nosniff"
+    csp = headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+    assert "script-src" not in csp and "unsafe-inline" not in csp and "http" not in csp
+    assert "<script" not in page and "<img" not in page          # the planted markup is text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &quot;&gt;&lt;img" in page
+    assert record["command"] in page.replace("&#x27;", "'") and "alice" in page
+    assert "59 s left" not in page and "1 min 0 s left" in page
+    status, headers, css = request(service, "GET", "/static/style.css")
+    assert status == 200 and headers["content-type"].startswith("text/css")
+
+
+def test_the_run_page_for_browsers_and_json_for_api_clients(site):
+    service, record, clock, _ = site
+    sid, _ = session(service)
+    status, headers, page = request(service, "GET", f"/runs/{record['run_id']}",
+                                    headers={"Cookie": sid, "Accept": "text/html"})
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert f'href="/approvals/{record["id"]}"' in page and "<script>" not in page
+    assert f'href="/runs/{record["run_id"]}/audit"' in page
+    status, headers, text = request(service, "GET", f"/runs/{record['run_id']}",
+                                    headers={"Authorization": f"Bearer {WEBHOOK}"})
+    doc = json.loads(text)
+    assert doc["approvals"][0]["approval_url"] == f"{service.base_url}/approvals/{record['id']}"
+    [waiting] = doc["outcome"]["actions_taken"]["pending_approval"]
+    assert waiting["approval_id"] == record["id"]
+
+
+@pytest.mark.parametrize("fields, headers, status", [
+    ({}, {}, 403),                                                    # no CSRF token
+    ({"csrf": "forged"}, {}, 403),                                    # a wrong one
+    ({"csrf": None}, {"Origin": "http://evil.example"}, 403),         # right token, other origin
+    ({"csrf": None, "argv_sha256": "0" * 64}, {}, 409),               # a digest not shown
+])
+def test_a_page_decision_without_its_proofs_changes_nothing(site, fields, headers, status):
+    service, record, clock, _ = site
+    sid, csrf = session(service)
+    fields = {"decision": "approve", "argv_sha256": record["argv_sha256"],
+              **{k: (csrf if v is None else v) for k, v in fields.items()}}
+    body, form_headers = form(fields)
+    answer = request(service, "POST", f"/approvals/{record['id']}", body,
+                     {**form_headers, "Cookie": sid, **headers})
+    assert answer[0] == status, answer[2][:500]
+    assert service.approvals.get(record["id"])["state"] == "pending"
+    assert service.approvals.runner.calls == []
+
+
+def test_a_page_decision_with_its_csrf_token_runs_once_and_get_changes_nothing(site):
+    service, record, clock, forwarded = site
+    sid, csrf = session(service)
+    path = f"/approvals/{record['id']}"
+    for _ in range(2):  # GET never decides
+        request(service, "GET", path + "?decision=approve", headers={"Cookie": sid})
+    assert service.approvals.get(record["id"])["state"] == "pending"
+    body, headers = form({"csrf": csrf, "decision": "approve",
+                          "argv_sha256": record["argv_sha256"]})
+    status, answer, _ = request(service, "POST", path, body, {**headers, "Cookie": sid,
+                                                              "Origin": service.base_url})
+    assert status == 303 and answer["location"] == path
+    assert request(service, "POST", path, body, {**headers, "Cookie": sid})[0] == 409  # replay
+    record = service.approvals.get(record["id"])
+    assert record["state"] == "executed" and record["decided_by"] == "alice"
+    assert len(service.approvals.runner.calls) == 1
+    assert [d["approvals"][0]["state"] for d in forwarded] == ["pending", "executed"]
+    body, headers = form({"csrf": csrf})
+    assert request(service, "POST", "/logout", body, {**headers, "Cookie": sid})[0] == 303
+    assert request(service, "GET", path, headers={"Cookie": sid})[0] == 303  # logged out
+
+
+def test_expiry_on_the_injected_clock_through_the_api(site):
+    service, record, clock, forwarded = site
+    auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    clock.now += 61
+    body = json.dumps({"decision": "approve", "argv_sha256": record["argv_sha256"]})
+    status, _, text = request(service, "POST", f"/api/approvals/{record['id']}", body, auth)
+    assert status == 410 and "expired" in json.loads(text)["error"]
+    status, _, text = request(service, "GET", "/api/approvals", headers=auth)
+    assert [a["state"] for a in json.loads(text)["approvals"]] == ["expired"]
+    assert service.approvals.runner.calls == []
+    assert forwarded[-1]["outcome"]["actions_taken"]["expired"][0]["approval_id"] == record["id"]
+    metrics = endpoints.metrics_text(service.engine, service.approvals)
+    assert 'triage_approvals_total{outcome="expired"} 1' in metrics
+    assert "triage_approvals_pending 0" in metrics
