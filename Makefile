@@ -1,12 +1,12 @@
 # triage-agent: everyday commands. Runtime needs only python3 (>= 3.10) and kubectl;
-# the tests need pytest and Prometheus, which `make test` installs when they are missing.
+# the tests need the tools in tests/requirements.txt and Prometheus, which `make test` installs.
 PYTHON ?= python3
 CLUSTER ?= crashloop
 NAMESPACES ?= prod
 SYMPTOM ?= pods in prod keep restarting
 LIVE_ARGS ?=
-# The interpreter for the tests: $(PYTHON) when it has pytest, else a project venv (.venv).
-TEST_PYTHON = $(shell $(PYTHON) -c 'import pytest' 2>/dev/null && echo $(PYTHON) || echo .venv/bin/python)
+# The interpreter for the tests: a project venv with the pinned test-only tools (test-deps).
+TEST_PYTHON = .venv/bin/python
 
 .PHONY: test test-browser demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps prometheus-deps
 
@@ -14,13 +14,15 @@ check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
 	@command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: install it (https://kubernetes.io/docs/tasks/tools/) and run again" >&2; exit 2; }
 
-# pytest goes into a project venv when $(PYTHON) lacks it, so a system Python that refuses
-# pip installs (PEP 668) is left alone; nothing is installed when pytest is already there.
+# The test-only tools (tests/requirements.txt, exact versions) go into a project venv, so a
+# system Python that refuses pip installs (PEP 668) is left alone; pip runs only when the file
+# differs from the copy kept in .venv at the last install.
 test-deps: check
-	@if [ "$(TEST_PYTHON)" = .venv/bin/python ] && ! .venv/bin/python -c 'import pytest' 2>/dev/null; then \
-		echo "installing pytest into .venv (test-only dependency)"; \
-		$(PYTHON) -m venv .venv && .venv/bin/python -m pip install --quiet 'pytest>=7'; \
-	fi
+	@cmp -s tests/requirements.txt .venv/requirements.txt 2>/dev/null || { \
+		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
+		{ [ -x .venv/bin/python ] || $(PYTHON) -m venv .venv; } && \
+		.venv/bin/python -m pip install --quiet -r tests/requirements.txt && \
+		cp tests/requirements.txt .venv/requirements.txt; }
 
 # The metrics tests run the real Prometheus server and its promtool: Debian's prometheus package
 # (2.42), installed when missing (apt-get, so root or sudo on a Debian-like system).
@@ -29,10 +31,13 @@ prometheus-deps:
 		echo "installing Debian's prometheus package (test-only dependency: prometheus, promtool)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-# One pytest process per core, each running every N-th test (tests/support/run_shards.py); a plain
-# `python3 -m pytest` runs the same suite in one process.
+# The suite across the machine's cores (pytest-xdist, a worker per core), ending in pytest's
+# one summary line; `.venv/bin/python -m pytest` alone runs it in one process. The run lets Python
+# cache bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite
+# starts hundreds of interpreters (CLI, server, simulator), each of which would compile the
+# project's modules again.
 test: test-deps prometheus-deps
-	$(TEST_PYTHON) -m tests.support.run_shards
+	PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -n auto
 
 # The approval page in a real browser: Debian's chromium and chromium-driver (installed with apt
 # when missing), driven over WebDriver by tests/support/webdriver.py. Kept out of `make test`.

@@ -1,5 +1,6 @@
-"""The per-test time limit (tests/support/time_limit.py) fires: a real pytest run over a generated file;
-and without TRIAGE_TEST_MAX_SECONDS, a machine busier than its cores stretches the limit.
+"""The per-test time limit (tests/support/time_limit.py) fires: a real pytest run over a generated file,
+in one process and in pytest-xdist workers (as `make test` runs the suite); and without
+TRIAGE_TEST_MAX_SECONDS, a machine busier than its cores stretches the limit.
 
 Each generated test that is meant to be over the limit waits 0.1 s on purpose, against a limit of
 0.05 s set through TRIAGE_TEST_MAX_SECONDS.
@@ -8,6 +9,8 @@ Each generated test that is meant to be over the limit waits 0.1 s on purpose, a
 import os
 import subprocess
 import sys
+
+import pytest
 
 from tests.support import time_limit
 from tests.support.time_limit import ENV
@@ -40,13 +43,13 @@ def test_failing_on_its_own():
 '''
 
 
-def run_pytest(tmp_path, limit):
+def run_pytest(tmp_path, limit, *options):
     (tmp_path / "test_generated.py").write_text(GENERATED)
-    # No plugin autoload: only this plugin matters; an installed one (hypothesis) costs a second.
+    # No plugin autoload: only the plugins named here matter; another installed one costs time.
     env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **{ENV: limit})
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.support.time_limit", "-p",
-                           "no:cacheprovider", "-rA", "-q", "test_generated.py"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=60)
+                           "no:cacheprovider", *options, "-rA", "-q", "test_generated.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
 
 
 def outcomes(stdout):
@@ -59,9 +62,12 @@ def outcomes(stdout):
     return found
 
 
-def test_a_test_over_the_limit_fails_unless_marked_slow(tmp_path):
-    done = run_pytest(tmp_path, "0.05")
+@pytest.mark.parametrize("workers", [(), ("-p", "xdist.plugin", "-n", "2")],
+                         ids=["one-process", "xdist"])
+def test_a_test_over_the_limit_fails_unless_marked_slow(tmp_path, workers):
+    done = run_pytest(tmp_path, "0.05", *workers)
     assert done.returncode == 1, done.stdout + done.stderr
+    assert ("[gw" in done.stdout) is bool(workers)  # xdist's workers report as gw0, gw1
     assert outcomes(done.stdout) == {
         "test_quick": "PASSED", "test_over_the_limit": "FAILED",
         "test_over_the_limit_in_setup": "FAILED", "test_marked_slow": "PASSED",
