@@ -8,7 +8,9 @@ in the loop (triage_agent imports this module; it imports nothing from either pa
     keys       values of secret-named keys: key=value, key: value (also on the next lines,
                YAML block scalars), "key": "value", \\"key\\":\\"value\\" (JSON inside JSON),
                key => value, <key>value</key>, --key value, and `set KEY VALUE` style
-               (an identifier-like KEY and a value that is not a short lowercase word)
+               (an identifier-like KEY and a value that is not a short lowercase word);
+               not after `KEY: ` the words of an error chain or an HTTP status (`oauth token:
+               unexpected status from ...: 401 Unauthorized`)
     tokens     URL credentials (also an empty user), JWTs (also cut to one or two segments),
                AWS key ids, GitHub, GitLab, Slack (tokens and webhook URLs), Stripe, Google,
                Vault and `sk-` tokens, `mysql -pPASSWORD`
@@ -44,6 +46,9 @@ _ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
 _BARE = re.compile(r"[^\s\"',;&)}\]<]+")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
+# After `KEY: ` in a wrapped error (`failed to fetch oauth token: unexpected status from POST ...:
+# 401 Unauthorized`): a run of three lowercase words, or an HTTP status and its reason phrase.
+_ERROR_PROSE = re.compile(r"[a-z]{2,12} [a-z]{2,12} [a-z]{2,12}\b|[1-5][0-9]{2} [A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
 _SET = re.compile(r"\bset[ \t]+$")
 
 _LABEL = r"([A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)"
@@ -111,7 +116,7 @@ def _block_body(text, start):
     return (len(text) if end == -1 else end), MASK
 
 
-def _masked_value(text, start, *, prose_kept):
+def _masked_value(text, start, *, prose_kept, colon=False):
     """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
     quote = text[start:start + 1]
     if quote in _QUOTED:  # keeps its quotes; an unterminated one ends at the line end
@@ -123,6 +128,8 @@ def _masked_value(text, start, *, prose_kept):
         closed = end - start > 2 and text.endswith('\\"', 0, end)
         return end, '\\"' + MASK + ('\\"' if closed else "")
     if text.startswith(MASK, start) or (prose_kept and _PROSE.match(text, start)):
+        return None
+    if colon and _ERROR_PROSE.match(text, start):
         return None
     if _BLOCK_SCALAR.match(text, start):
         return _block_body(text, start)
@@ -153,7 +160,8 @@ def redact_assignments(text):
             prose_kept = _spaced_form(text, match, key)
             if prose_kept is None:
                 continue
-        masked = _masked_value(text, match.end(), prose_kept=prose_kept)
+        masked = _masked_value(text, match.end(), prose_kept=prose_kept,
+                               colon=match.group(2).strip(" \t") == ":")
         if masked:
             out += [text[pos:match.end()], masked[1]]
             pos = masked[0]

@@ -23,16 +23,21 @@ describe it, read its logs, and the previous container's logs when it restarts.
 - When the pods do not explain the symptom, look at what surrounds them, with the tools the \
 server offers: get_services when \
 clients are refused or time out while the pods look healthy (selectors, endpoints, target \
-ports); get_storage when a pod is Pending on an unbound PersistentVolumeClaim or a volume will \
-not mount; get_quotas when fewer pods exist than desired and none is failing (FailedCreate, \
+ports); get_storage when a pod is Pending on an unbound PersistentVolumeClaim, on a volume \
+pinned to nodes the pod cannot use (volume node affinity conflict), or a volume will not mount; get_quotas when fewer pods exist than desired and none is failing (FailedCreate, \
 exceeded quota); get_network_policies when clients time out on a Service that has ready \
 endpoints (a default-deny or narrow NetworkPolicy); get_config for a ConfigMap a container reads when a setting may be wrong. \
-Secrets are never readable: describe_pod names the Secret and key a container references. \
+Secrets are never readable: describe_pod names the Secret and key a container references, and \
+the image pull secrets of the pod and of its ServiceAccount (an image pull refused with 401 \
+Unauthorized and no pull secret: missing credentials). It shows the pod's DNS policy (None: \
+cluster Service names resolve only through the nameservers it lists) and priority. \
 For a Pending pod, describe_pod shows its scheduling constraints and which one no node satisfies.
 - For controllers, use get_workloads: a rollout stuck at ProgressDeadlineExceeded while old pods \
 serve, a Job at BackoffLimitExceeded (its conditions outlive the events, which expire after an \
 hour), a CronJob whose last Job failed, an autoscaler at its maximum. Then describe_workload shows \
-what the newest revision changed (image, env sources, limits, probes). An Init: state in get_pods \
+what the newest revision changed (image, env sources, limits, probes, volumes and the \
+ConfigMaps or Secrets they mount, DNS) and which field manager last wrote each field (a change \
+written by another team's job shows there). An Init: state in get_pods \
 means an init container failed: read its logs with get_logs, naming it as the container.
 - For nodes, use get_nodes and describe_node (they take no namespace) when pods are Pending on \
 taints, Evicted, stuck Terminating, or failing on one node only: NotReady, DiskPressure and \

@@ -7,6 +7,9 @@ from mcp_kubectl_server.digests.text import age, format_time, one_line, parse_ti
 EVENTS_MAX = 25
 
 
+EVENT_MESSAGE_CHARS = 600  # cut from the middle: a kubelet's pull error says why at its end
+
+
 def event_time(event):
     """The best timestamp an event has; None when it has none."""
     meta = event.get("metadata") or {}
@@ -28,7 +31,8 @@ def event_line(event, now=None):
     return one_line(" ".join(map(str, [format_time(moment), event.get("type") or "Normal",
                                        event.get("reason") or "NoReason",
                                        f"{obj.get('kind', '?')}/{obj.get('name', '?')}", *seen, f"count={count}:",
-                                       one_line(event.get("message") or event.get("note") or "", 300)])), 1000)
+                                       one_line(event.get("message") or event.get("note") or "",
+                                                EVENT_MESSAGE_CHARS, keep_end=True)])), 1000, keep_end=True)
 
 
 def sorted_events(events):

@@ -11,9 +11,12 @@ never printed, a valueFrom shows where the value comes from (secret/configmap na
 from mcp_kubectl_server.digests.events import event_line, sorted_events
 from mcp_kubectl_server.digests.pods import state_words
 from mcp_kubectl_server.digests.text import format_time, kv, one_line, parse_time, quoted
+from mcp_kubectl_server.digests.pod_config import dns_line, pull_secret_lines, service_account_line
 from mcp_kubectl_server.digests.scheduling import pod_lines as scheduling_lines
 
 EVENTS_IN_DESCRIBE = 15
+STATE_MESSAGE_CHARS = 1500  # the whole message, as a rule; cut from the middle only past this
+LINE_CHARS = 2000
 
 
 def probe_text(probe):
@@ -69,7 +72,7 @@ def _state_line(prefix, label, state):
     for key in ("startedAt", "finishedAt"):
         if detail.get(key):
             words.append(f"{key.replace('At', '_at')}={format_time(parse_time(detail[key]))}")
-    words += kv("message", message, quote=300)
+    words += kv("message", message, quote=STATE_MESSAGE_CHARS, keep_end=True)
     return " ".join(words)
 
 
@@ -133,9 +136,11 @@ def _annotation_lines(meta):
             if k not in SKIPPED_ANNOTATIONS]
 
 
-def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None):
+def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None, account=None,
+                    account_error="not read"):
     """Pod JSON + owner chain text + the pod's events -> describe lines; `nodes` (read only for a
-    pod not yet placed) let the scheduling lines say which constraint no node satisfies."""
+    pod not yet placed) let the scheduling lines say which constraint no node satisfies;
+    `account` is the pod's ServiceAccount (None, with `account_error`, when it could not be read)."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
     lines = [f"pod {name} phase={status.get('phase', 'Unknown')}"
@@ -151,6 +156,9 @@ def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None):
     if labels:
         lines.append("labels " + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
     lines += _annotation_lines(meta)
+    lines.append(service_account_line(pod, account, account_error=account_error))
+    lines += pull_secret_lines(pod, account, account_error=account_error, events=events)
+    lines.append(dns_line(spec))
     for cond in status.get("conditions") or []:
         words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
         words += kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=300)
@@ -164,4 +172,4 @@ def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None):
     lines += _volume_lines(spec)
     recent = sorted_events(events)[-EVENTS_IN_DESCRIBE:]
     lines += ["event " + event_line(e) for e in recent] or ["event none recorded for this pod (events expire after about an hour)"]
-    return "\n".join(one_line(ln, 1000) for ln in lines)
+    return "\n".join(one_line(ln, LINE_CHARS, keep_end=True) for ln in lines)

@@ -72,7 +72,7 @@ def _problem_words(pod):
         kind, reason, message, code = state_words(picked.get("state"))
         label = "init_container" if picked.get("name") in inits else "container"
         words.append(f"{label}={picked.get('name', '?')} state={kind or 'unknown'}")
-        words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160)
+        words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160, keep_end=True)
     elif not status.get("reason"):
         for cond in status.get("conditions") or []:
             if cond.get("status") == "False" and cond.get("reason"):

@@ -2,7 +2,7 @@
 
 `constraint_lines(spec, status)` says what a pod (or a pod template) asks of the scheduler:
 node selector, node affinity (required terms ORed, preferred with weights), pod affinity and
-anti-affinity, tolerations, topology spread, priority class, and the node it got or why not.
+anti-affinity, tolerations, topology spread, priority class (value, preemption policy), and the node it got or why not.
 `unplaced_line(pod, nodes)` replays the three filters that depend only on the nodes, in the
 scheduler's order (node unschedulable, untolerated taints, node selector and required node
 affinity), and names the constraint no node passes, or says that these pass and the reason
@@ -75,9 +75,10 @@ def constraint_lines(spec, status=None):
         lines.append(f"topology spread: {c.get('topologyKey', '?')}:"
                      f"{c.get('whenUnsatisfiable', 'DoNotSchedule')} when max skew {c.get('maxSkew', '?')}"
                      f" is exceeded for selector {selector_text(c.get('labelSelector'), empty='<none>')}")
-    priority = spec.get("priority")
+    words = [f"priority {spec['priority']}"] if spec.get("priority") is not None else []
+    words += [f"preemption policy {spec['preemptionPolicy']}"] if spec.get("preemptionPolicy") else []
     lines.append(f"priority class: {spec.get('priorityClassName') or 'none'}"
-                 + (f" (priority {priority})" if priority is not None else ""))
+                 + (f" ({', '.join(words)})" if words else ""))
     if status is not None:
         lines.append(_placement_line(spec, status))
     return lines

@@ -9,10 +9,16 @@ this claim is only said to belong to another one). Digest, claims not Bound firs
     ledger-data phase=Pending class=fast-ssd requested=20Gi access=RWO volume=none used-by=ledger-...
       problem: storage class fast-ssd does not exist (classes here: gp3, io2-archive); ...
       last warning: ProvisioningFailed (x142): storageclass.storage.k8s.io "fast-ssd" not found
+    analytics-data phase=Bound class=local-storage ... volume=local-pv-node-a (volume phase=Bound reclaim=Retain) ...
+      volume node affinity: kubernetes.io/hostname in (node-a) (nodes: node-a)
+      problem: pod analytics-79d8c6b5f7-c2v8n cannot run on any node volume local-pv-node-a allows ...
+
+The nodes are read only when a pod not yet placed mounts a claim whose volume has node affinity.
 """
 
 from mcp_kubectl_server.digests.events import sorted_events
 from mcp_kubectl_server.digests.text import one_line
+from mcp_kubectl_server.digests.volume_nodes import affinity_line, affinity_text, conflict_line
 
 
 CLAIMS_MAX = 100
@@ -83,8 +89,23 @@ def volume_words(pv, *, namespace, claim):
     return words + (f" reason={one_line(status['reason'], 100)}" if status.get("reason") else "")
 
 
-def claim_block(pvc, *, classes, users, volumes, warnings):
-    """(problem: bool, lines) for one claim."""
+def _volume_node_lines(pvc, pv, pods, nodes):
+    """The bound volume's node affinity and, for each pod of `pods` that mounts the claim and can
+    run on none of the nodes it allows, a problem line; nodes None: they were not read."""
+    if not isinstance(pv, dict) or affinity_text(pv) is None:
+        return [], False
+    ref = (pv.get("spec") or {}).get("claimRef") or {}
+    if ref and ref.get("name") != (pvc.get("metadata") or {}).get("name"):
+        return [], False
+    lines = ["  volume " + affinity_line(pv, nodes)]
+    problems = [conflict_line(pv, pod, nodes) for pod in pods] if nodes is not None else []
+    lines += [f"  problem: {p}" for p in problems if p]
+    return lines, any(problems)
+
+
+def claim_block(pvc, *, classes, users, volumes, warnings, pod_docs=None, nodes=None):
+    """(problem: bool, lines) for one claim; `pod_docs` {name: pod} and `nodes` let it say when a pod
+    can run on none of the nodes the claim's volume allows."""
     md, spec, status = pvc.get("metadata") or {}, pvc.get("spec") or {}, pvc.get("status") or {}
     name = md.get("name", "?")
     problem, cls = _class_problem(pvc, classes)
@@ -101,16 +122,22 @@ def claim_block(pvc, *, classes, users, volumes, warnings):
     lines = [line]
     if problem:
         lines.append(f"  problem: {problem}")
+    mine = [(pod_docs or {})[p] for p in users.get(name, []) if p in (pod_docs or {})]
+    more, conflict = _volume_node_lines(pvc, volumes.get(spec.get("volumeName")), mine, nodes)
+    lines += more
     if name in warnings:
         ev = warnings[name]
         lines.append(f"  last warning: {ev.get('reason', '')} (x{ev.get('count') or 1}): "
                      f"{one_line(ev.get('message', ''), 300)}")
-    return bool(problem) or status.get("phase") != "Bound", lines
+    return bool(problem) or conflict or status.get("phase") != "Bound", lines
 
 
-def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None, events=None):
+def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None, events=None, nodes=None,
+                   nodes_error=None):
     """The get_storage text. class_list: the API list, or why it is unreadable (a string);
-    volumes: {name: PersistentVolume or why it is unreadable}; events: the API list."""
+    volumes: {name: PersistentVolume or why it is unreadable}; events: the API list; nodes: the
+    cluster's nodes when a pod that mounts a node-pinned volume waits to be placed (else None,
+    with nodes_error when they could not be read)."""
     claims = claim_list.get("items") or []
     classes = (class_list.get("items") or []) if isinstance(class_list, dict) else None
     warnings = {}
@@ -119,8 +146,9 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
                              and (e.get("involvedObject") or {}).get("kind") == "PersistentVolumeClaim"]):
         warnings[ev["involvedObject"].get("name")] = ev  # oldest first: the last one wins
     users = claim_users(pod_list.get("items") or [])
-    blocks = [claim_block(c, classes=classes, users=users, volumes=volumes or {}, warnings=warnings)
-              for c in claims]
+    pods = {(p.get("metadata") or {}).get("name"): p for p in pod_list.get("items") or []}
+    blocks = [claim_block(c, classes=classes, users=users, volumes=volumes or {}, warnings=warnings,
+                          pod_docs=pods, nodes=nodes) for c in claims]
     blocks.sort(key=lambda b: not b[0])
     bad = sum(1 for b in blocks if b[0])
     shown = classes_text(classes) if classes is not None else (
@@ -132,4 +160,7 @@ def storage_digest(claim_list, class_list, pod_list, *, namespace, volumes=None,
         lines.append(f"... {len(blocks) - CLAIMS_MAX} more claims not shown")
     if not claims:
         lines.append(f"no PersistentVolumeClaims in namespace {namespace}")
+    if nodes_error:
+        lines.append(f"nodes not readable ({nodes_error}), so a volume's node affinity is not checked against "
+                     "its pods' node constraints")
     return "\n".join(lines)

@@ -15,21 +15,30 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def one_line(text, limit=200):
-    """Redact, collapse whitespace, drop control characters, then cut to `limit` characters."""
+def one_line(text, limit=200, *, keep_end=False):
+    """Redact, collapse whitespace, drop control characters, then cut to `limit` characters.
+
+    keep_end=True cuts from the middle instead, keeping the first third and the end: a wrapped
+    error (Go's `outer: inner: ...: 401 Unauthorized`) says why at its end."""
     text = " ".join(_CONTROL.sub(" ", redact(str(text))).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    if keep_end:
+        head = limit // 3
+        return text[:head] + " ... " + text[-(limit - head - 5):]
+    return text[: limit - 3] + "..."
 
 
-def quoted(text, limit=200):
-    return '"' + one_line(text, limit).replace('"', "'") + '"'
+def quoted(text, limit=200, *, keep_end=False):
+    return '"' + one_line(text, limit, keep_end=keep_end).replace('"', "'") + '"'
 
 
-def kv(key, value, *, quote=0):
-    """[`key=value`] when there is a value (0 counts), else []; quote=N quotes and cuts to N chars."""
+def kv(key, value, *, quote=0, keep_end=False):
+    """[`key=value`] when there is a value (0 counts), else []; quote=N quotes and cuts to N chars
+    (keep_end: from the middle, see one_line)."""
     if value is None or value == "":
         return []
-    return [f"{key}={quoted(value, quote) if quote else value}"]
+    return [f"{key}={quoted(value, quote, keep_end=keep_end) if quote else value}"]
 
 
 def parse_time(value):

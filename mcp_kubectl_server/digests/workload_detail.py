@@ -3,9 +3,11 @@
 Input: the workload's API JSON, its revisions (ReplicaSets for a Deployment, ControllerRevisions
 for a StatefulSet or DaemonSet, Jobs for a CronJob), its HPA, the pods its selector matches and
 the events about it and its revisions. Lines start with a stable prefix (`workload`, `strategy`,
-`selector`, `replicas`, `condition`, `revision`, `change`, `template`, `hpa`, `pod`, `event`). The
-template diff names env variables and their sources, never literal values; it and the `template
-scheduling` lines say the pod template's scheduling constraints (scheduling.py).
+`selector`, `replicas`, `condition`, `revision`, `change`, `template`, `field`, `hpa`, `pod`, `event`).
+The template diff names env variables and their sources, never literal values, and the ConfigMaps,
+Secrets and claims each revision mounts (template_config.py); it and the `template scheduling`
+lines say the pod template's scheduling constraints (scheduling.py); the `field` lines say which
+field manager last wrote each field of the workload and its template (managed_fields.py).
 """
 
 from datetime import datetime, timezone
@@ -14,7 +16,9 @@ from mcp_kubectl_server.digests.pod_detail import probe_text
 from mcp_kubectl_server.digests.events import event_line, sorted_events
 from mcp_kubectl_server.digests.pods import pod_is_healthy, pod_line
 from mcp_kubectl_server.digests.text import format_time, kv, one_line, parse_time
+from mcp_kubectl_server.digests.managed_fields import field_lines
 from mcp_kubectl_server.digests.scheduling import constraint_changes, constraint_lines
+from mcp_kubectl_server.digests.template_config import config_changes, mounted_objects
 from mcp_kubectl_server.digests.workloads import counts, hpa_words, job_state, problems, since
 
 EVENTS_MAX = 15
@@ -120,7 +124,7 @@ def _container_changes(kind, name, old, new):
 
 def template_changes(old, new):
     """Lines saying what differs between two pod templates (images, env, resources, probes,
-    checksums, scheduling constraints)."""
+    checksums, volumes and what they mount, service account, pull secrets, DNS, scheduling)."""
     lines = []
     before, after = _containers(old), _containers(new)
     for key in sorted(set(before) | set(after)):
@@ -131,9 +135,10 @@ def template_changes(old, new):
         if any(w in key.lower() for w in CHECKSUM_WORDS) and old_notes.get(key) != new_notes.get(key):
             lines.append(f"change annotation {key} {old_notes.get(key, 'none')} -> "
                          f"{new_notes.get(key, 'none')}")
+    lines += config_changes((old or {}).get("spec"), (new or {}).get("spec"))
     lines += ["change " + line for line in constraint_changes((old or {}).get("spec"), (new or {}).get("spec"))]
-    return lines or ["change none found in images, env, resources, probes, checksum annotations or "
-                     "scheduling constraints"]
+    return lines or ["change none found in images, env, resources, probes, checksum annotations, volumes, "
+                     "service account, pull secrets, DNS or scheduling constraints"]
 
 
 def template_scheduling_lines(template):
@@ -160,6 +165,9 @@ def _revision_line(rev, pods):
                 if ((p.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash") in hashes]
         ready = sum(1 for p in mine if pod_is_healthy(p))
         words += [f"pods={len(mine)}", f"ready={ready}"]
+    mounts = mounted_objects(revision_template(rev))
+    if mounts:
+        words.append("mounts=" + ",".join(mounts))
     words.append(f"created={format_time(parse_time(meta.get('creationTimestamp')))}")
     return " ".join(words)
 
@@ -211,6 +219,7 @@ def workload_digest(obj, *, revisions=(), hpa=None, pods=(), events=(), now=None
                      f"to {revision_number(new)} ({new['metadata'].get('name', '?')}):")
         lines += template_changes(revision_template(old), revision_template(new))
     lines += template_scheduling_lines(workload_template(obj))
+    lines += field_lines(obj)
     if obj.get("kind") in ("Deployment", "StatefulSet"):
         lines.append(" ".join(["hpa"] + hpa_words(hpa)))
     shown = sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name", ""))[:PODS_MAX]

@@ -36,7 +36,7 @@ _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 # API path prefix -> namespaced resources the tools read there.
 NAMESPACED = {
     "/api/v1": ("pods", "events", "services", "endpoints", "configmaps", "persistentvolumeclaims",
-                "resourcequotas", "limitranges"),
+                "resourcequotas", "limitranges", "serviceaccounts"),
     "/apis/apps/v1": ("deployments", "replicasets", "statefulsets", "daemonsets",
                       "controllerrevisions"),
     "/apis/batch/v1": ("jobs", "cronjobs"),

@@ -7,6 +7,7 @@ DNS-1123 path segment or a query value the reader URL-encodes. A failed read rai
 which the registry turns into an isError result.
 """
 
+from mcp_kubectl_server.digests.pod_config import service_account_name
 from mcp_kubectl_server.digests.pod_detail import describe_digest
 from mcp_kubectl_server.digests.events import EVENT_KINDS, events_digest
 from mcp_kubectl_server.digests.pods import pods_digest, state_words
@@ -35,9 +36,14 @@ TOOLS = [
     Tool("describe_pod", "Describe a pod",
          "Full detail of one pod: its status reason and message, annotations, images, resource "
          "requests/limits, node, conditions, probes, owner chain up to its Deployment, init "
-         "containers and containers with their current and last state (reason, exit code), "
-         "environment variable names and their secret/configmap sources (never values), volumes "
-         "with the claims, config maps and secrets they mount, and the pod's recent events. It already includes the pod's events, so get_events is not needed after it.",
+         "containers and containers with their current and last state (reason, exit code, the whole "
+         "message, so a pull error's 401 Unauthorized shows), environment variable names and their "
+         "secret/configmap sources (never values), volumes with the claims, config maps and secrets "
+         "they mount, its service account, the image pull secrets the pod and its ServiceAccount name "
+         "(by name: Secrets are never read; a missing one shows as the kubelet's "
+         "FailedToRetrieveImagePullSecret event), its DNS policy and config, its priority class, "
+         "priority and preemption policy, and the pod's recent events. It already includes the "
+         "pod's events, so get_events is not needed after it.",
          {"namespace": NAMESPACE, "name": POD}, ("namespace", "name")),
     Tool("get_events", "Namespace events",
          "The last 25 events of a namespace, oldest first, each with its age and count; optionally "
@@ -154,7 +160,22 @@ def describe_pod(reader, args):
         events = [{"type": "Warning", "reason": "EventsUnavailable", "message": str(exc),
                    "involvedObject": {"kind": "Pod", "name": name}}]
     nodes, nodes_error = _nodes_for(reader, pod)
-    return describe_digest(pod, owners=owners, events=events, nodes=nodes, nodes_error=nodes_error)
+    account, account_error = _service_account(reader, namespace, pod)
+    return describe_digest(pod, owners=owners, events=events, nodes=nodes, nodes_error=nodes_error,
+                           account=account, account_error=account_error)
+
+
+def _service_account(reader, namespace, pod):
+    """(ServiceAccount JSON, None), or (None, why it could not be read): its imagePullSecrets."""
+    name = service_account_name(pod)
+    if check_subdomain("serviceAccountName", name):
+        return None, "the pod names an invalid service account"
+    try:
+        return reader.get_json(_core(namespace, "serviceaccounts", name)), None
+    except ReadError as exc:
+        if exc.status == 404:
+            return None, f"ServiceAccount {name} does not exist (404)"
+        return None, str(exc)
 
 
 def _node_summary(node):

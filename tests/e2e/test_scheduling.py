@@ -1,8 +1,9 @@
 """describe_pod's and describe_workload's scheduling lines through the real server and kubectl
 proxy, checked against what `kubectl describe pod` prints for the same pods on the simulator.
 
-kubectl shows Node-Selectors, Tolerations, Topology Spread Constraints, Priority and the node;
-the tool must say the same values (and adds affinity and the why-not line kubectl lacks).
+kubectl shows Node-Selectors, Tolerations, Topology Spread Constraints, Priority, the Service Account
+and the node; the tool must say the same values (and adds affinity, the preemption policy and the
+why-not line kubectl lacks).
 """
 
 import json
@@ -47,7 +48,13 @@ def test_describe_pod_says_what_kubectl_describe_says(serve, pod):  # noqa: F811
     assert ours["node selector"] == ("none" if selector == "<none>" else selector)
     assert ours["tolerations"] == ", ".join(theirs["Tolerations"])
     assert ours["topology spread"] == theirs["Topology Spread Constraints"][0]
-    assert ours["priority class"] == f"{theirs['Priority Class Name'][0]} (priority {theirs['Priority'][0]})"
+    spec = json.loads(subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, "get", "pod", pod, "-n", "prod",
+                                      "-o", "json"], capture_output=True, text=True, timeout=60,
+                                     check=True).stdout)["spec"]
+    assert ours["priority class"] == (f"{theirs['Priority Class Name'][0]} (priority {theirs['Priority'][0]}, "
+                                      f"preemption policy {spec['preemptionPolicy']})")
+    account = next(ln for ln in text.splitlines() if ln.startswith("service_account "))
+    assert account.split()[1] == theirs["Service Account"][0]
     node = theirs["Node"][0]
     assert ours["assigned node"] == ("none (PodScheduled=False reason=Unschedulable)" if node == "<none>"
                                      else node.split("/")[0])

@@ -74,6 +74,7 @@ def test_crashloop_every_tool(serve):
         ("GET", "/api/v1/namespaces/prod/events"), ("GET", "/api/v1/namespaces/prod/pods"),
         ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p"),
         ("GET", "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p/log"),
+        ("GET", "/api/v1/namespaces/prod/serviceaccounts/default"),
         ("GET", "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d")]
 
 

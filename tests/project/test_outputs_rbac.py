@@ -23,9 +23,9 @@ NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("
           ("", "limitranges", "list"), ("apps", "statefulsets", "list"), ("apps", "daemonsets", "list"),
           ("apps", "controllerrevisions", "list"), ("batch", "jobs", "list"), ("batch", "cronjobs", "list"),
           ("autoscaling", "horizontalpodautoscalers", "list"), ("", "nodes", "get"), ("", "nodes", "list"),
-          ("networking.k8s.io", "networkpolicies", "list")}
+          ("networking.k8s.io", "networkpolicies", "list"), ("", "serviceaccounts", "get")}
 NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
-                   "persistentvolumeclaims", "resourcequotas", "limitranges"},
+                   "persistentvolumeclaims", "resourcequotas", "limitranges", "serviceaccounts"},
               "apps": {"deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"},
               "batch": {"jobs", "cronjobs"}, "autoscaling": {"horizontalpodautoscalers"},
               "events.k8s.io": {"events"}, "discovery.k8s.io": {"endpointslices"},
@@ -159,8 +159,8 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [get, list]",
      "list pods/log"),
     ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [\"*\"]", "wildcards"),
-    (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [serviceaccounts]\n    verbs: [get]\n",
-     "never read serviceaccounts"),
+    (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [replicationcontrollers]\n    verbs: [get]\n",
+     "never read replicationcontrollers"),
     ("resources: [configmaps,", "resources: [secrets, configmaps,", "secrets are never"),
     ("resources: [pods/log]", "resources: [pods/log, services/proxy]", "command channel"),
     ("resources: [namespaces, nodes, persistentvolumes]",

@@ -114,8 +114,8 @@ def test_template_changes_name_env_sources_never_literal_values():
     assert "change container app limits memory=256Mi -> memory=512Mi" in lines
     assert "change annotation checksum/config a1f0 -> b2c3" in lines
     assert not any("hunter" in line for line in lines)
-    assert template_changes(old, old) == ["change none found in images, env, resources, probes, checksum annotations or "
-                                          "scheduling constraints"]
+    assert template_changes(old, old) == ["change none found in images, env, resources, probes, checksum annotations, "
+                                          "volumes, service account, pull secrets, DNS or scheduling constraints"]
 
 
 def test_describe_statefulset_counts_pods_per_controller_revision():

@@ -1,0 +1,30 @@
+"""Redaction keeps the why of a wrapped error: `oauth token: unexpected status ...: 401 Unauthorized`.
+
+A secret-named key followed by `: ` hides its value, except where the value is the prose of an
+error chain (three lowercase words) or an HTTP status with its reason phrase; real values next
+to the same words are still hidden.
+"""
+
+import pytest
+
+from mcp_kubectl_server.redact import MASK, redact
+
+KUBELET = ('Failed to pull image "registry.corp.example.com/payments/ledger:v3.2.0": failed to authorize: '
+           "failed to fetch oauth token: unexpected status from POST request to "
+           "https://registry.corp.example.com/oauth2/token: 401 Unauthorized")
+
+
+def test_the_kubelet_pull_error_keeps_its_401():
+    assert redact(KUBELET) == KUBELET
+
+
+@pytest.mark.parametrize("text,hidden", [
+    ("token: s3cr3t-9f8e7d", "s3cr3t-9f8e7d"),
+    ("password: hunter2 was rotated", "hunter2"),
+    ("token: abc def", "abc"),
+    ("password=unexpected status from", "unexpected"),   # `=` is an assignment, not an error chain
+    ("api_token: 401Unauthorized", "401Unauthorized"),
+])
+def test_values_next_to_the_same_words_are_still_hidden(text, hidden):
+    out = redact(text)
+    assert hidden not in out and MASK in out
