@@ -45,11 +45,14 @@ TOOLS = [
          {"namespace": NAMESPACE}, ("namespace",)),
     Tool("describe_workload", "Describe a workload",
          "One workload in full: strategy, selector, replica counts, conditions with reason, "
-         "message and age, its revisions (number, images, ready counts) and what changed in the pod "
-         "template between the current and the previous revision (images, env names and their "
-         "sources, resource requests/limits, probes, config checksum annotations), its HPA, its "
+         "message and age, its revisions (number, images, ready counts, the ConfigMaps, Secrets and "
+         "claims each mounts, by name) and what changed in the pod template between the current and "
+         "the previous revision (images, env names and their sources, resource requests/limits, "
+         "probes, config checksum annotations, volumes and what they mount, service account, image "
+         "pull secrets, DNS, scheduling), which field manager last wrote each field of the workload "
+         "and its template and when (from managedFields: manager, operation, time), its HPA, its "
          "pods' states one line each, and its recent events. Use it after get_workloads, or when a "
-         "new revision's pods fail, to see what the rollout changed.",
+         "new revision's pods fail, to see what the rollout changed and who changed it.",
          {"namespace": NAMESPACE,
           "kind": {"type": "string", "enum": list(KINDS),
                    "description": "Workload kind, as get_workloads prints it."},
