@@ -3,8 +3,8 @@
 Owns the checkers for both files (front matter, the subagent's tools, its report template
 against outputs/report.schema.json, the sections each body must keep) and tests that run every
 checker on the real file and on a deliberately wrong one. The subagent's tools are compared with
-what the real MCP server answers to tools/list. Front matter is read with the YAML-subset reader
-in test_outputs_yaml.py (no PyYAML).
+what the real MCP server answers to tools/list. Front matter is read with PyYAML
+(tests/support/yaml_docs.py).
 """
 
 import json
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project.test_outputs_yaml import read_front_matter
+from tests.support.yaml_docs import read_front_matter
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ROOT / "outputs"

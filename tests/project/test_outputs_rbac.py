@@ -3,14 +3,14 @@
 Owns the RBAC checker (verbs, resources, subresources that open a command channel, wildcards,
 aggregation, what the bindings bind) and its tests: the real file passes, and each of a list of
 deliberately wrong edits of it fails with a message that names the problem. The manifests are
-read with the YAML-subset reader in test_outputs_yaml.py (no PyYAML).
+read with PyYAML (tests/support/yaml_docs.py).
 """
 
 from pathlib import Path
 
 import pytest
 
-from tests.project.test_outputs_yaml import parse_yaml_documents
+from tests.support.yaml_docs import load_documents
 
 RBAC = Path(__file__).resolve().parents[2] / "outputs" / "rbac-readonly.yaml"
 
@@ -126,7 +126,7 @@ def check_rbac(docs):
 
 
 def test_rbac_is_read_only_least_privilege():
-    docs = parse_yaml_documents(RBAC.read_text(encoding="utf-8"))
+    docs = load_documents(RBAC.read_text(encoding="utf-8"))
     assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
                                          "ClusterRoleBinding", "Role", "RoleBinding"]
     assert check_rbac(docs) == []
@@ -200,5 +200,5 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
 def test_rbac_check_fails(old, new, message):
     text = RBAC.read_text(encoding="utf-8")
     assert old in text, "the mutation no longer applies to the real file"
-    problems = check_rbac(parse_yaml_documents(text.replace(old, new, 1)))
+    problems = check_rbac(load_documents(text.replace(old, new, 1)))
     assert any(message in p for p in problems), problems

@@ -4,14 +4,14 @@ a webhook token, and the Alertmanager receiver points at it with that token."""
 
 from pathlib import Path
 
-from tests.project.test_outputs_yaml import parse_yaml_documents
+from tests.support.yaml_docs import load_documents
 from triage_agent.serve import service as serve
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "outputs"
 
 
 def documents(name):
-    return parse_yaml_documents((OUTPUTS / name).read_text())
+    return load_documents((OUTPUTS / name).read_text())
 
 
 def test_the_deployment_runs_serve_under_the_read_only_service_account():
