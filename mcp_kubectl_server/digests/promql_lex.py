@@ -11,6 +11,7 @@ A string's value keeps bytes that are not UTF-8 (`"\xff"`) as surrogate escapes,
 rendering it gives back the same bytes.
 """
 
+import re
 from typing import NamedTuple
 
 KEYWORDS = frozenset((
@@ -26,6 +27,10 @@ _HEX = "0123456789abcdefABCDEF"
 _ALPHA = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _ALNUM = _ALPHA | frozenset(_DEC)
 _SINGLE = {",": ",", "*": "*", "/": "/", "%": "%", "+": "+", "-": "-", "^": "^", "@": "@"}
+_SPACES_RE = re.compile(r"[ \t\n\r]+")
+_WORD_RE = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_LABEL_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN_RE = {'"': re.compile('[^"\\\\\n\ufffd]*'), "'": re.compile("[^'\\\\\n\ufffd]*")}
 _SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92}
 _CODE_ESCAPES = {"x": (2, 16, 255), "u": (4, 16, 0x10FFFF), "U": (8, 16, 0x10FFFF)}
 
@@ -99,7 +104,7 @@ class _Lexer:
         text, i = self.text, self.pos
         c, nxt = text[i], text[i + 1:i + 2]
         if c in _SPACE:
-            self.pos = i + 1
+            self.pos = _SPACES_RE.match(text, i).end()
         elif c in _SINGLE:
             self.emit(c, i, i + 1)
         elif c == "=":
@@ -153,9 +158,7 @@ class _Lexer:
             self.colon = True
             self.emit(":", i, i + 1)
             return
-        text, end = self.text, i
-        while end < len(text) and (text[end] in _ALNUM or text[end] == ":"):
-            end += 1
+        text, end = self.text, _WORD_RE.match(self.text, i).end()
         word = text[i:end].lower()
         if word in NUMBER_WORDS:
             self.emit("NUMBER", i, end)
@@ -170,12 +173,9 @@ class _Lexer:
             self.fail(i, "unexpected end of input inside braces")
         c, nxt = text[i], text[i + 1:i + 2]
         if c in _SPACE:
-            self.pos = i + 1
+            self.pos = _SPACES_RE.match(text, i).end()
         elif c in _ALPHA:
-            end = i
-            while end < len(text) and text[end] in _ALNUM:
-                end += 1
-            self.emit("IDENT", i, end)
+            self.emit("IDENT", i, _LABEL_NAME_RE.match(text, i).end())
         elif c == ",":
             self.emit(",", i, i + 1)
         elif c in "\"'`":
@@ -251,17 +251,19 @@ class _Lexer:
 
     def string(self, start):
         text, quote = self.text, self.text[start]
-        end = text.find(quote, start + 1) if quote == "`" else None
         if quote == "`":
+            end = text.find(quote, start + 1)
             if end < 0:
                 self.fail(start, "unterminated raw string")
-            value = text[start + 1:end]
-            if "\ufffd" in value:
+            if "\ufffd" in text[start:end]:
                 self.fail(start, "invalid UTF-8 rune")
-            self.emit("STRING", start, end + 1, value)
+            self.emit("STRING", start, end + 1, text[start + 1:end])
             return
-        out, i = bytearray(), start + 1
+        out, i, plain = bytearray(), start + 1, _PLAIN_RE[quote]
         while True:
+            end = plain.match(text, i).end()
+            out += text[i:end].encode("utf-8")
+            i = end
             c = text[i] if i < len(text) else ""
             if c in ("", "\n"):
                 self.fail(start, "unterminated quoted string")
@@ -270,10 +272,7 @@ class _Lexer:
             if c == "\\":
                 i = self.escape(i + 1, quote, out)
                 continue
-            if c == "\ufffd":
-                self.fail(i, "invalid UTF-8 rune")
-            out += c.encode("utf-8")
-            i += 1
+            self.fail(i, "invalid UTF-8 rune")  # U+FFFD: Go reads it as a bad byte
         self.emit("STRING", start, i + 1, out.decode("utf-8", "surrogateescape"))
 
     def escape(self, i, quote, out):

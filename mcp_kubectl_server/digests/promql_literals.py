@@ -13,6 +13,7 @@ _DURATION_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000,
 _MAX_INT64 = 2 ** 63 - 1
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
             "\r": "\\r", "\t": "\\t", "\v": "\\v", "\ufffd": "\\ufffd"}
+_NEEDS_ESCAPE = re.compile('[\\\\"\x00-\x1f\x7f\ufffd\udc80-\udcff]')
 
 
 def number_value(text):
@@ -49,14 +50,13 @@ def duration_ms(text):
 
 def quote(value):
     """A double-quoted PromQL string that Prometheus reads back as `value`."""
-    out = []
-    for c in value:
-        if c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif "\udc80" <= c <= "\udcff":          # a byte that is not UTF-8, kept as-is
-            out.append(f"\\x{ord(c) - 0xdc00:02x}")
-        elif c < " " or c == "\x7f":
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
+    return '"' + _NEEDS_ESCAPE.sub(_escape, value) + '"'
+
+
+def _escape(match):
+    c = match.group()
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    if "\udc80" <= c <= "\udcff":          # a byte that is not UTF-8, kept as it was
+        return f"\\x{ord(c) - 0xdc00:02x}"
+    return f"\\x{ord(c):02x}"

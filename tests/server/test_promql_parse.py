@@ -3,6 +3,7 @@ and canonical rendering. (test_promql_prometheus.py checks the same corpora agai
 Prometheus: that it accepts and refuses what this parser does.)"""
 
 import math
+import random
 
 import pytest
 
@@ -246,3 +247,26 @@ def test_canonical_rendering():
     assert render(parse(query)) == (
         'sum by (job) (rate(http_requests_total{code=~"5.."}[5m] offset -1h)) '
         "/ ignoring(code) group_left() sum(rate(http_requests_total[5m]))")
+
+
+def test_any_text_gives_a_tree_or_a_promql_error_never_another_exception():
+    rng = random.Random(5)
+    pieces = list("(){}[],:=!~\"'`@#-+*/%^<> \n\t0123456789.exXabms_") + [
+        "sum", "by", "on", "offset", "rate", "group_left", "bool", "inf", "\\", "\\x", "\\u",
+        "é", "\udc80", "\ufffd", "namespace", "__name__", "start()", "5m", "[5m:1m]"]
+    corpus = VALID + generated_queries(100, seed=6)
+    outcomes = set()
+    for _ in range(3000):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+        else:
+            text = rng.choice(corpus)
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice(pieces) + text[at + rng.randrange(3):]
+        try:
+            parse(text)
+            outcomes.add("tree")
+        except PromQLError as exc:
+            assert str(exc)
+            outcomes.add("refused")
+    assert outcomes == {"tree", "refused"}

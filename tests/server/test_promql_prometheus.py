@@ -15,7 +15,8 @@ from collections import Counter
 
 import pytest
 
-from mcp_kubectl_server.digests.promql import PromQLError, check_series, parse, scope_query
+from mcp_kubectl_server.digests.promql import (PromQLError, check_series, parse, render,
+                                               scope_query)
 from tests.server.promql_corpus import INVALID, VALID, generated_queries, mutated_queries
 from tests.server.promql_reach import MARKERS, NAMESPACE, PROD_SERIES, REACH_AROUND, SERIES
 from tests.support.prometheus import start_prometheus
@@ -92,6 +93,30 @@ def test_mutated_queries_are_judged_alike(prom):
     differ, rewrites_refused, accepted = disagreements(prom, queries)
     assert differ == [] and rewrites_refused == []
     assert 30 < accepted < 500   # mutations leave some queries valid and break most
+
+
+def test_the_canonical_rendering_answers_as_the_query_itself(prom):
+    compared = 0
+    for query in VALID + generated_queries(300, seed=45):
+        if prometheus_verdict(prom, query) is None:
+            canonical = render(parse(query))
+            assert normalized(*prom.query(canonical)) == normalized(*prom.query(query)), query
+            compared += 1
+    assert compared > 500
+
+
+def test_the_scoped_query_answers_over_every_namespace_as_the_query_over_prod_alone(
+        prom, prom_prod):
+    # over prod's series alone, namespace="prod" matches everything, so adding it changes
+    # nothing there; absent() is left out, as its answer carries the matchers it was given
+    compared = 0
+    for query in VALID + generated_queries(300, seed=46):
+        if "absent" in query or prometheus_verdict(prom, query) is not None:
+            continue
+        scoped = scope_query(query, NAMESPACE)
+        assert normalized(*prom.query(scoped)) == normalized(*prom_prod.query(query)), query
+        compared += 1
+    assert compared > 500
 
 
 def normalized(status, body):
