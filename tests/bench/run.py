@@ -15,7 +15,7 @@ import sys
 import time
 
 MODULES = ("tests.bench.server", "tests.bench.agent", "tests.bench.reader", "tests.bench.stream",
-           "tests.bench.serve", "tests.bench.cache")
+           "tests.bench.serve", "tests.bench.cache", "tests.bench.promql")
 PAIRS = 5
 
 
