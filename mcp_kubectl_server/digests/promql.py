@@ -22,7 +22,7 @@ from .promql_parse import parse
 __all__ = ["PromQLError", "parse", "scope_query", "check_series", "render"]
 
 LABEL = "namespace"
-# the functions and aggregations that write a label named by a string argument: which one
+# the functions whose output label a string argument names: name -> that argument's index
 _LABEL_WRITERS = {"label_replace": 1, "label_join": 1}
 _KEEP = (f"keep the {LABEL} label in the result, e.g. sum by ({LABEL}, pod) (rate(x[5m])) "
          "instead of sum(rate(x[5m]))")
@@ -38,13 +38,13 @@ def scope_query(text, namespace):
         if isinstance(node, VectorSelector):
             _scope_selector(node, namespace)
         elif isinstance(node, Call) and node.func in _LABEL_WRITERS:
-            if _string_argument(node.args[_LABEL_WRITERS[node.func]]) == LABEL:
+            if _string_argument(node.args[_LABEL_WRITERS[node.func]]) in (LABEL, None):
                 raise PromQLError(
                     f"{node.func}() may not write the {LABEL!r} label: it could present one "
                     f"namespace's series as another's. Write the result into a label of "
                     f"another name (e.g. \"src_{LABEL}\").")
         elif isinstance(node, Aggregate) and node.op == "count_values":
-            if _string_argument(node.param) == LABEL:
+            if _string_argument(node.param) in (LABEL, None):
                 raise PromQLError(f"count_values() may not name its output label {LABEL!r}: "
                                   "choose another label name (e.g. \"value\").")
     return render(tree)
@@ -65,7 +65,8 @@ def _scope_selector(node, namespace):
 
 
 def _string_argument(node):
-    """The value of a string argument, through parentheses (as Prometheus reads it)."""
+    """The value of a string argument, through parentheses (as Prometheus reads it); None
+    when it is not a string literal (the type check leaves none such: refused all the same)."""
     while isinstance(node, Paren):
         node = node.expr
     return node.value if isinstance(node, String) else None

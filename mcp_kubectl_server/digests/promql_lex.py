@@ -26,7 +26,8 @@ _DEC = "0123456789"
 _HEX = "0123456789abcdefABCDEF"
 _ALPHA = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _ALNUM = _ALPHA | frozenset(_DEC)
-_SINGLE = {",": ",", "*": "*", "/": "/", "%": "%", "+": "+", "-": "-", "^": "^", "@": "@"}
+_SINGLE = frozenset(",*/%+-^@")
+_COMMENT_RE = re.compile(r"#[^\r\n]*")
 _SPACES_RE = re.compile(r"[ \t\n\r]+")
 _WORD_RE = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _LABEL_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -41,16 +42,18 @@ class PromQLError(Exception):
 
 
 class Token(NamedTuple):
-    kind: str   # "NUMBER" "DURATION" "STRING" "IDENT" "METRIC_IDENT" "EOF", a keyword, or the
-    text: str   # punctuation itself ("(", "=~", ...); text is the source text
-    pos: int    # index of the first character in the query
+    """kind: NUMBER DURATION STRING IDENT METRIC_IDENT EOF, a keyword, or the punctuation
+    itself ("(", "=~", ...); text: the source text; pos: the index of its first character."""
+    kind: str
+    text: str
+    pos: int
     value: str = ""   # a STRING's unquoted value
 
 
 def where(text, pos):
     """'line:column' (both from 1) of a character index in the query."""
-    line = text.count("\n", 0, pos) + 1
-    return f"{line}:{pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+    line_start = text.rfind("\n", 0, pos) + 1
+    return f"{text.count(chr(10), 0, pos) + 1}:{pos - line_start + 1}"
 
 
 def parse_error(text, pos, message):
@@ -83,11 +86,8 @@ class _Lexer:
     def run(self):
         text = self.text
         while True:
-            if self.pos < len(text) and text[self.pos] == "#":
-                end = self.pos
-                while end < len(text) and text[end] not in "\r\n":
-                    end += 1
-                self.pos = end
+            if text.startswith("#", self.pos):
+                self.pos = _COMMENT_RE.match(text, self.pos).end()
             elif self.brace:
                 self.inside_braces()
             elif self.pos >= len(text):

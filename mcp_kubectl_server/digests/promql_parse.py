@@ -31,6 +31,8 @@ METRIC_WORDS = AGGREGATIONS | {"IDENT", "METRIC_IDENT", "by", "without", "and", 
                                "offset", "start", "end"}
 LABEL_WORDS = (KEYWORDS - {"without"}) | {"IDENT", "METRIC_IDENT"}
 _LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOO_DEEP = (f"the PromQL query nests deeper than {MAX_DEPTH} levels; write it with fewer "
+             "nested operations")
 
 
 def parse(text):
@@ -43,8 +45,7 @@ def parse(text):
                           f"{MAX_CHARS} this server reads; write a shorter one")
     tree = _Parser(text).parse()
     if tree_depth(tree) > MAX_DEPTH:
-        raise PromQLError(f"the PromQL query nests deeper than {MAX_DEPTH} levels; write it "
-                          "with fewer nested operations")
+        raise PromQLError(_TOO_DEEP)
     check(tree, text)
     return tree
 
@@ -107,8 +108,7 @@ class _Parser:
     def expr(self, min_prec):
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise PromQLError(f"the PromQL query nests deeper than {MAX_DEPTH} levels; write "
-                              "it with fewer nested operations")
+            raise PromQLError(_TOO_DEEP)
         lhs = self.unary()
         while True:
             tok = self.peek()

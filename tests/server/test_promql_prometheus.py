@@ -19,7 +19,7 @@ from mcp_kubectl_server.digests.promql import (PromQLError, check_series, parse,
                                                scope_query)
 from tests.server.promql_corpus import INVALID, VALID, generated_queries, mutated_queries
 from tests.server.promql_reach import MARKERS, NAMESPACE, PROD_SERIES, REACH_AROUND, SERIES
-from tests.support.prometheus import start_prometheus
+from tests.support.prometheus import Series, start_prometheus
 
 # Where this parser and Prometheus 2.42 differ, by design: Prometheus compiles regexes with
 # Go's RE2 (the parser leaves them to it), and lexes any letter inside brackets as ':'
@@ -214,10 +214,15 @@ def test_the_test_prometheus_scrapes_nothing_and_listens_on_loopback_only(prom):
     assert build["data"]["version"].startswith("2.42.")
 
 
-def test_a_prometheus_started_for_a_test_is_stopped_at_its_end(tmp_path):
-    with start_prometheus(PROD_SERIES[:2], tmp_path) as server:
+def test_a_prometheus_started_for_a_test_serves_its_series_and_stops_at_its_end(tmp_path):
+    series = [Series("ticks", {"namespace": "prod", "note": 'a "quoted" ✓'}, lambda age: -age,
+                     minutes=10, ahead=10)]
+    with start_prometheus(series, tmp_path) as server:
         process = server.process
-        assert process.poll() is None and server.query("up")[0] == 200
+        status, body = server.query("ticks", at=server.now + 300)
+        assert status == 200 and body["data"]["result"] == [{
+            "metric": {"__name__": "ticks", "namespace": "prod", "note": 'a "quoted" ✓'},
+            "value": [server.now + 300, "300"]}]
     assert process.poll() is not None
 
 

@@ -12,7 +12,10 @@ The fixture `prometheus_servers` (session scope) is a factory: prometheus_server
 returns a running Prometheus, started on first use for each name and stopped at the end of the
 session; every server of a session shares one `now`, so that two of them can answer the same
 query over the same points. Samples are written every Series.step seconds over the last
-Series.minutes minutes. The `prometheus` and `promtool` binaries (Debian's prometheus package,
+Series.minutes minutes, and over Series.ahead minutes after now: a query that names no time
+is evaluated at the wall clock, which leaves the data's last sample behind as the session runs
+(Prometheus looks back 5 minutes), so a test either names the time (Prometheus.query does:
+now) or gives its series some minutes ahead. The `prometheus` and `promtool` binaries (Debian's prometheus package,
 2.42; `make prometheus-deps`) are required: without them the test fails with that message.
 """
 
@@ -27,7 +30,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,13 +44,13 @@ INSTALL_HINT = ("the prometheus and promtool binaries are needed by this test: r
 @dataclass
 class Series:
     """One series: metric name, labels, and its value at `age` seconds before now (a number
-    for a constant; None from the function leaves a gap)."""
+    for a constant; None from the function leaves a gap; after now, age is negative)."""
     name: str
     labels: dict
     value: object = 1.0
     step: int = 30
     minutes: int = 60
-    help: str = field(default="", repr=False)
+    ahead: int = 0
 
     def sample(self, age):
         return self.value(age) if callable(self.value) else self.value
@@ -63,7 +66,8 @@ def openmetrics(series, now):
         for s in members:
             labels = ",".join(f'{k}="{_escape(v)}"' for k, v in s.labels.items())
             head = f"{name}{{{labels}}}" if labels else name
-            for age in range(s.minutes * 60 // s.step * s.step, -1, -s.step):
+            last = -(s.ahead * 60 // s.step * s.step)
+            for age in range(s.minutes * 60 // s.step * s.step, last - 1, -s.step):
                 value = s.sample(age)
                 if value is not None:
                     lines.append(f"{head} {_number(value)} {now - age}")
