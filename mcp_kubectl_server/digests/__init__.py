@@ -8,4 +8,8 @@
     services.py storage.py config.py quotas.py nodes.py   one per tool family
     netpol.py, netpol_rules.py   get_network_policies; NetworkPolicy semantics
     scheduling.py, selectors.py, quantity.py   constraints, label selectors, resource quantities
+    promql.py               a model's PromQL confined to one namespace (scope_query,
+                            check_series); under it promql_lex.py (tokens), promql_parse.py
+                            (the tree), promql_check.py (type rules), promql_ast.py (nodes,
+                            functions, rendering), promql_literals.py (numbers, durations, strings)
 """

@@ -93,6 +93,11 @@ def test_a_query_that_does_not_parse_is_refused_with_the_parser_message():
         scope_query("up", "")
 
 
+def test_the_namespace_is_quoted_into_the_query_whatever_it_holds():
+    assert scope_query("up", 'a"b\\c') == 'up{namespace="a\\"b\\\\c"}'
+    assert parse(scope_query("up", 'a"b\\c')).matchers[0].value == 'a"b\\c'
+
+
 def test_label_names_that_only_look_like_namespace_are_other_labels():
     assert scope_query('x{Namespace="staging"}', "prod") == \
         'x{Namespace="staging", namespace="prod"}'
