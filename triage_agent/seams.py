@@ -3,7 +3,9 @@
     model      request dict -> response dict         model/messages.py (live), model/replay.py
     tools      .list() / .call(name, arguments)      mcp/client.py (McpStdioClient)
     gate       .propose(arguments)                   actions.py (Gate: the three write gates)
-    approve    proposal -> (approved, note)          ask.tty_approve; serve's pending approvals
+    approve    proposal -> (approved, note)          ask.tty_approve (the terminal)
+    defer      proposal -> note                      serve/approvals.handoff: a pending approval
+                                                     file for an operator (serve --operators)
     runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)
     recorder   .audit(**fields) / .trace(span)       telemetry/records.py (Recorder)
     clock      () -> seconds                         time.time / time.monotonic; tests pass their own
@@ -26,6 +28,7 @@ class RunEnded(Exception):
 
 Model = Callable[[dict], dict]
 Approve = Callable[[object], tuple]
+Defer = Callable[[object], str]
 Runner = Callable[[list], tuple]
 Clock = Callable[[], float]
 

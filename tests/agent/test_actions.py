@@ -157,6 +157,25 @@ def test_approve_that_raises_or_answers_oddly_fails_closed(answer):
     assert "Nothing was run" in text
 
 
+def test_a_deferred_proposal_waits_for_an_operator_and_is_not_handed_over_twice():
+    rec, handed = Recorder(), []
+    gate = make_gate(rec, defer=lambda p: handed.append(list(p.argv)) or "waiting (ap-1)")
+    text, is_error, proposal = gate.propose(dict(DELETE))
+    assert proposal.decision == "pending_approval" and not is_error
+    assert "has NOT run" in text and "waiting (ap-1)" in text and "write_report" in text
+    assert proposal.gates["approved"] is None and not proposal.gates["executed"]
+    text, is_error, again = gate.propose(dict(DELETE, reason="still broken"))
+    assert again.decision == "repeat_pending" and "already waits" in text
+    assert handed == [proposal.argv] and (rec.asked, rec.ran) == ([], [])  # nobody asked here
+
+
+def test_a_defer_that_raises_fails_closed():
+    rec = Recorder()
+    text, is_error, proposal = make_gate(rec, defer=raising).propose(dict(DELETE))
+    assert proposal.decision == "denied" and is_error and "terminal exploded" in proposal.note
+    assert "Nothing was run" in text and (rec.asked, rec.ran) == ([], [])
+
+
 def test_runner_that_raises_becomes_failed():
     gate = ActionGate(allowed_kinds=["delete_pod"], execute=True,
                       approve=lambda p: (True, ""), runner=raising, namespaces=["prod"])

@@ -29,6 +29,8 @@ def argv(tmp_path, *extra):
     (["--audit-log", "{tmp}"], "Is a directory"),
     (["--execute"], "--execute without --allow-action can never run anything"),
     (["--execute", "--audit-log", "{tmp}/audit.jsonl"], "--allow-action KIND"),
+    (["--execute", "--allow-action", "delete_pod", "--pending-approvals", "{tmp}/r-1"],
+     "cannot be combined with --execute"),
 ])
 def test_a_run_that_cannot_be_recorded_or_act_does_not_start(tmp_path, extra, words):
     extra = [word.replace("{tmp}", str(tmp_path)) for word in extra]

@@ -203,3 +203,24 @@ def test_expiry_on_the_injected_clock_through_the_api(site):
     metrics = endpoints.metrics_text(service.engine, service.approvals)
     assert 'triage_approvals_total{outcome="expired"} 1' in metrics
     assert "triage_approvals_pending 0" in metrics
+
+
+@pytest.mark.parametrize("operators, extra, words", [
+    (f"alice {hashlib.sha256(WEBHOOK.encode()).hexdigest()}\n", [], "webhook token is also"),
+    ("alice nothex\n", [], "line 1: expected `NAME SHA256HEX`"),
+    ("# nobody\n", [], "no operator in the file"),
+    (f"a {'0' * 64}\na {'1' * 64}\n", [], "named twice"),
+    (f"a {'0' * 64}\n", ["--execute"], "--execute without --allow-action"),
+    (f"a {'0' * 64}\n", ["--approval-ttl", "0"], "--approval-ttl must be more than 0"),
+    (f"a {'0' * 64}\n", ["--public-url", "ftp://x"], "give an http(s) URL"),
+])
+def test_serve_options_for_approvals_that_cannot_work(tmp_path, operators, extra, words):
+    from tests.agent.cli.test_cli import REPLAY
+    from triage_agent.serve import service
+    (tmp_path / "operators").write_text(operators)
+    (tmp_path / "token").write_text(WEBHOOK)
+    with pytest.raises(service.ServeUsageError) as err:
+        service.parse(["--namespaces", "prod", "--operators", str(tmp_path / "operators"),
+                       "--token-file", str(tmp_path / "token"), "--replay",
+                       str(REPLAY / "crashloop.json"), *extra])
+    assert words in str(err.value)
