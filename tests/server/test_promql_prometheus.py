@@ -18,6 +18,7 @@ import pytest
 from mcp_kubectl_server.digests.promql import (PromQLError, check_series, parse, render,
                                                scope_query)
 from tests.server.promql_corpus import INVALID, VALID, generated_queries, mutated_queries
+from tests.server.promql_edges import EDGES
 from tests.server.promql_reach import MARKERS, NAMESPACE, PROD_SERIES, REACH_AROUND, SERIES
 from tests.support.prometheus import Series, start_prometheus
 
@@ -80,6 +81,12 @@ def test_prometheus_and_the_parser_accept_every_valid_query_and_its_rewrite(prom
 def test_prometheus_and_the_parser_refuse_every_invalid_query(prom):
     assert [q for q in INVALID if prometheus_verdict(prom, q) is None] == []
     assert [q for q in INVALID if parser_verdict(q) is None] == []
+
+
+def test_odd_corners_are_judged_alike_and_their_rewrites_accepted(prom):
+    differ, rewrites_refused, accepted = disagreements(prom, EDGES)
+    assert differ == [] and rewrites_refused == []
+    assert 60 < accepted < len(EDGES) - 60
 
 
 def test_generated_queries_are_judged_alike_and_their_rewrites_accepted(prom):
