@@ -34,6 +34,9 @@ NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--n
                  "--pending-approvals")
 
 
+SWEEP_SECONDS = 15.0
+
+
 class ServeUsageError(Exception):
     """Bad serve options: exit 2 with this message."""
 
@@ -252,6 +255,16 @@ def approval_store(args, engine):
     return writer.store, writer
 
 
+def sweep(store, stop, every=SWEEP_SECONDS):
+    """Look at every approval each `every` seconds until stop: those whose time is up expire."""
+    while not stop.wait(every):
+        try:
+            store.list()
+        except Exception as exc:  # a sweep that fails is tried again; it never stops serve
+            print(f"triage-agent serve: approvals sweep failed: {exc}", file=sys.stderr,
+                  flush=True)
+
+
 def main(argv):
     """Run the service until SIGTERM/SIGINT; returns the exit code."""
     try:
@@ -289,6 +302,8 @@ def main(argv):
     engine.start()
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                      daemon=True).start()
+    if store is not None:  # an approval nobody looks at still expires, and its ticket hears it
+        threading.Thread(target=sweep, args=(store, stop), daemon=True).start()
     approvals_said = (f", approvals by {len(args.operator_list.names)} operator(s)"
                       + (", executed" if args.execute else ", not executed")) if on else ""
     print(f"triage-agent serve: listening on http://{host}:{port} (namespaces "

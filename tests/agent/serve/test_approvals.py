@@ -234,3 +234,22 @@ def test_a_tampered_approval_file_is_not_run(box, change, problem):
     with pytest.raises(DecisionError) as err:
         s.decide(approval_id, decision="approve", digest=record["argv_sha256"], operator="a")
     assert err.value.status == 409 and problem in str(err.value) and runner.calls == []
+
+
+def test_the_sweep_expires_an_approval_nobody_looks_at(box):
+    from triage_agent.serve import service
+    outbox, clock = box
+    approval_id = hand_over(outbox, clock, ttl=60)
+    heard = threading.Event()
+    s = store(outbox, clock, changed=lambda record: heard.set())
+    clock.now += 61
+    stop = threading.Event()
+    sweeper = threading.Thread(target=service.sweep, args=(s, stop), kwargs={"every": 0.01})
+    sweeper.start()
+    try:
+        assert heard.wait(10)  # expired, and the outcome writer was told
+    finally:
+        stop.set()
+        sweeper.join(10)
+    record = json.loads((outbox / f"{RUN}.approval.{approval_id}.json").read_text())
+    assert record["state"] == "expired"
