@@ -33,6 +33,7 @@ from pathlib import Path
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import actions
+from triage_agent.serve.runs import RUN_ID
 
 ID = re.compile(r"^ap-[0-9a-f]{16}$")
 STATES = ("pending", "denied", "expired", "approved_not_run", "executing", "executed", "failed",
@@ -161,8 +162,12 @@ class Store:
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        ok = isinstance(record, dict) and record.get("state") in STATES
-        return record if ok and ID.match(str(record.get("id"))) else None
+        # a file is taken only under its own name: its id and run id are the ones it is filed as
+        # (the run id names the audit log a decision is appended to)
+        ok = (isinstance(record, dict) and record.get("state") in STATES
+              and ID.match(str(record.get("id"))) and RUN_ID.match(str(record.get("run_id")))
+              and Path(path).name == f"{record['run_id']}.approval.{record['id']}.json")
+        return record if ok else None
 
     def recover(self) -> list:
         """At start: every approval left `executing` becomes `unknown` (never run again)."""

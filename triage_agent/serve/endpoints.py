@@ -20,15 +20,14 @@ engine (runs.Engine) does. The API and the pages exist only with `serve --operat
 
 import hmac
 import json
-import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from triage_agent.serve import alerts, api, web
+from triage_agent.serve.runs import RUN_ID
 from triage_agent.serve.sessions import Sessions
 
 MAX_BODY_BYTES = 1024 * 1024
 RETRY_AFTER_SECONDS = 30
-RUN_ID = re.compile(r"^r-[0-9TZ]{15}-[0-9a-f]{8}$")
 BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600)
 
 

@@ -16,6 +16,7 @@ CLI as a child process with the run's own MCP server, budgets and records.
 
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -51,6 +52,9 @@ class Stats:
 
 def now_iso():
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+RUN_ID = re.compile(r"^r-[0-9TZ]{15}-[0-9a-f]{8}$")  # what new_run_id makes
 
 
 def new_run_id():

@@ -222,7 +222,8 @@ def test_a_decision_whose_audit_cannot_be_written_is_not_taken(box):
 
 @pytest.mark.parametrize("change, problem", [
     ({"kind": "delete_pod"}, "not enabled"), ({"namespace": "kube-system"}, "outside"),
-    ({"argv": ["kubectl", "delete", "namespace", "prod"]}, "not the command")])
+    ({"argv": ["kubectl", "delete", "namespace", "prod"]}, "not the command"),
+    ({"run_id": "../../elsewhere"}, "no such approval"), ({"id": "ap-" + "f" * 16}, "no such")])
 def test_a_tampered_approval_file_is_not_run(box, change, problem):
     outbox, clock = box
     approval_id, runner = hand_over(outbox, clock), Runner()
@@ -233,7 +234,8 @@ def test_a_tampered_approval_file_is_not_run(box, change, problem):
     s = store(outbox, clock, execute=True, runner=runner)
     with pytest.raises(DecisionError) as err:
         s.decide(approval_id, decision="approve", digest=record["argv_sha256"], operator="a")
-    assert err.value.status == 409 and problem in str(err.value) and runner.calls == []
+    assert err.value.status in (404, 409) and problem in str(err.value) and runner.calls == []
+    assert not (outbox.parent / "elsewhere.audit.jsonl").exists()
 
 
 def test_the_sweep_expires_an_approval_nobody_looks_at(box):
