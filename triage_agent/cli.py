@@ -105,7 +105,7 @@ def start_tools(client, args):
 def print_failure(args, stop, error, stderr, trace_id=None, *, advice=None):
     """A run that never started: the error (and what to do) on stderr and, with --json, its
     outcome on stdout. Returns that outcome."""
-    from triage_agent.loop import Outcome
+    from triage_agent.outcome import Outcome
     print(f"triage-agent: {error}", file=stderr)
     if advice:
         print(f"triage-agent: what to do: {advice}", file=stderr)
@@ -162,7 +162,11 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
               f"{tool}", file=stderr)
     usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
-    print(records.cost_line(outcome.model, usage), file=stderr)
+    line = records.cost_line(outcome.model, usage)
+    if outcome.context:
+        from triage_agent import context
+        line += " · " + context.summary_line(outcome.context)
+    print(terminal.printable(line, keep_newlines=False), file=stderr)
 
 
 def run(args, stderr, signals):
@@ -184,7 +188,9 @@ def run(args, stderr, signals):
         from triage_agent.telemetry import records
         policy = loop.rules.Policy(namespaces=namespaces, max_steps=args.max_steps,
                                    max_tool_calls=args.max_tool_calls,
-                                   max_repeats=args.max_repeats, max_cost_usd=args.max_cost_usd)
+                                   max_repeats=args.max_repeats, max_cost_usd=args.max_cost_usd,
+                                   max_result_bytes=args.max_result_bytes,
+                                   context_budget_tokens=args.context_budget_tokens)
         model, model_name = make_model(args, stderr)
         if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
             raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")

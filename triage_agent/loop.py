@@ -19,60 +19,21 @@ or the model sees it, whichever server produced it. The wire side of a turn (req
 response checks and repairs, tool_result blocks, spend) is turns.py.
 """
 
-import dataclasses
 import time
-from dataclasses import dataclass, field
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
-from triage_agent import prompts, report, terminal, turns
+from triage_agent import context, prompts, report, terminal, turns
 from triage_agent.telemetry import records
 from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp.client import McpError
 from triage_agent.model.messages import ApiError
+from triage_agent.outcome import Outcome
 from triage_agent.seams import RunEnded
 from triage_agent.turns import Settings
 
-EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
-              "interrupted": 130}
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
-
-
-@dataclass
-class Outcome:
-    """Everything a run produced, whatever ended it."""
-    report: dict = None
-    stop: str = ""
-    steps: int = 0
-    tool_calls: int = 0
-    violations: list = field(default_factory=list)
-    not_offered: list = field(default_factory=list)   # [{tool, reason}]: server tools left out
-    proposals: list = field(default_factory=list)
-    grounding_warnings: list = field(default_factory=list)
-    usage: dict = field(default_factory=lambda: {"input": 0, "output": 0, "cache_read": 0,
-                                                 "cache_write": 0})
-    cost_usd: float = 0.0
-    model: str = ""
-    trace: str = None
-    trace_id: str = None
-    audit_log: str = None
-    error: str = None
-    audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
-    alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
-
-    @property
-    def exit_code(self):
-        """The CLI's exit code for this outcome."""
-        return EXIT_CODES.get(self.stop, 3)
-
-    def to_dict(self):
-        """The outcome as a JSON-ready dict (the --json object): money rounded, what the
-        operator's approvals came to in `actions_taken`, and strict JSON (no NaN) throughout."""
-        out = dataclasses.asdict(self)
-        out["cost_usd"] = records.money(self.cost_usd)
-        out["actions_taken"] = report.actions_taken(self.proposals)
-        return records.strict_json(out)
 
 
 class _Run:
@@ -92,6 +53,9 @@ class _Run:
         self.last_decision = None
         self.spend = turns.Spend()
         self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
+        budget = policy.context_budget_tokens
+        self.keeper = context.Keeper(max_result_bytes=policy.max_result_bytes, budget_tokens=(
+            context.default_budget(settings.model) if budget is None else budget))
 
     def run(self):
         for step in range(1, self.policy.max_steps + 1):
@@ -143,7 +107,7 @@ class _Run:
         self.outcome.steps = step
         if last:
             self.say_last_call()
-        request = turns.build_request(self.settings, self.toolset, self.messages)
+        request = self.prepare_request(step)
         started = time.time()
         try:
             response = self.model(request)
@@ -181,10 +145,35 @@ class _Run:
             raise RunEnded("api_error", unknown)
         return response.get("stop_reason"), content, uses
 
+    def prepare_request(self, step):
+        """The request for this step, old results cleared first when it would pass the budget."""
+        def build():
+            return turns.build_request(self.settings, self.toolset, self.messages)
+
+        def describe(use_id):
+            return describe_call(*self.ledger.calls[use_id])
+
+        request, clearing = self.keeper.prepare(build, self.messages, describe=describe,
+                                                clearable_ids=set(self.ledger.calls))
+        if clearing and clearing.results:
+            for use_id in clearing.tool_use_ids:
+                self.ledger.forget(use_id)
+            figures = {"results": clearing.results, "bytes": clearing.bytes,
+                       "tokens_before": clearing.tokens_before, "tokens_after": clearing.tokens_after,
+                       "budget_tokens": self.keeper.budget.tokens}
+            self.record(step=step, tool="context", decision="context_cleared", **figures)
+            self.trace({"event": "context_cleared", "step": step, **figures})
+            self.say(f"[step {step}/{self.policy.max_steps}] cleared {clearing.results} old tool "
+                     f"results ({clearing.bytes:,} bytes) to stay within "
+                     f"{self.keeper.budget.tokens:,} tokens")
+        return request
+
     def account(self, request, response, step, started, repairs):
         self.spend.add(response, self.settings.model)
+        self.keeper.counted(self.spend.last_input)
         usage = self.spend.usage
         self.outcome.usage, self.outcome.cost_usd = usage.as_dict(), usage.cost
+        self.outcome.usage_by_step.append(dict(step=step, **turns.step_usage(response)))
         span = records.model_call_span(step=step, request=request, response=response,
                                        started=started, ended=time.time())
         if repairs:  # the span's output is the turn as stored and sent back; these say what changed
@@ -274,8 +263,13 @@ class _Run:
         # whatever the server: nothing it returns reaches the ledger, audit, trace or model
         # before it is redacted (ours redacts too; a third-party server may not)
         text = redact(text if isinstance(text, str) else str(text))
+        capped = self.keeper.result(text, tool=entry["name"], step=step,
+                                    input_schema=entry.get("input_schema"))
+        text, extra = capped.text, {"filled": filled} if filled else {}
+        if capped.cut:  # the audit keeps the size the tool returned, and what the model saw
+            extra.update(bytes=capped.full_bytes, shown_bytes=len(text.encode("utf-8")))
         rules.record_execution(self.ledger, entry, arguments, use["id"], text, is_error)
-        self.audit(step, use, "executed", is_error, text, **({"filled": filled} if filled else {}))
+        self.audit(step, use, "executed", is_error, text, **extra)
         self.trace(records.tool_span(step=step, name=entry["name"], call_id=use["id"],
                                      arguments=arguments, text=text, is_error=is_error,
                                      started=started, ended=time.time(), decision="executed"))
@@ -343,9 +337,10 @@ class _Run:
             extra["repaired"] = use["repaired"]
         if is_error and decision in ("executed", "mcp_error"):  # the cause, not only its size
             extra.setdefault("error", first_line(redact(text)))  # (an McpError is not yet)
+        extra.setdefault("bytes", len(text.encode("utf-8", "replace")))
         self.record(step=step, tool=entry["name"] if entry else use["name"],
                     tool_use_id=use["id"], arguments=arguments, decision=decision,
-                    is_error=bool(is_error), bytes=len(text.encode("utf-8", "replace")), **extra)
+                    is_error=bool(is_error), **extra)
 
     def record(self, **fields):
         try:
@@ -377,4 +372,5 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
     except KeyboardInterrupt as exc:  # ^C, or SIGTERM / SIGHUP through terminal.StopSignals
         run.outcome.stop, run.outcome.error = "interrupted", terminal.reason(exc)
     run.outcome.tool_calls = run.ledger.tool_calls
+    run.outcome.context = run.keeper.stats(run.outcome.usage)
     return run.outcome

@@ -119,6 +119,13 @@ def build_parser():
                    help="repeated identical calls before the final step (default: %(default)s)")
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None,
                    help="stop before a model call would cross this spend (default: no limit)")
+    p.add_argument("--max-result-bytes", type=_positive(int, 1024), default=32768, metavar="N",
+                   help="cut each tool result (after redaction) to this many bytes at a line "
+                   "boundary, telling the model how to narrow the call (default: %(default)s)")
+    p.add_argument("--context-budget-tokens", type=_positive(int, 0), default=None, metavar="N",
+                   help="before a request would pass this many input tokens, clear the oldest "
+                   "tool results in one batch; 0 never clears (default: 40%% of the model's "
+                   "context window, 16000 for a model the table does not know)")
     p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
                    help="offer this server tool although its calls name no namespace, so the "
                    "loop cannot prove they stay in scope (repeatable; default: none)")

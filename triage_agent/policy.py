@@ -26,6 +26,8 @@ class Policy:
     max_tool_calls: int = 20
     max_repeats: int = 3
     max_cost_usd: float = None
+    max_result_bytes: int = 32768          # each tool result, after redaction (context.py)
+    context_budget_tokens: int = None      # None: the model's default; 0: never clear
 
 
 @dataclass
@@ -42,7 +44,14 @@ class Ledger:
     tool_calls: int = 0                              # executed server tool calls
     results: dict = field(default_factory=dict)      # tool_use_id -> result text (executed)
     cache: dict = field(default_factory=dict)        # call key -> result text
+    calls: dict = field(default_factory=dict)        # tool_use_id -> (name, arguments) executed
     repeats: int = 0
+
+    def forget(self, tool_use_id):
+        """A cleared result: a later identical call runs again instead of being a duplicate."""
+        name, arguments = self.calls.get(tool_use_id, (None, None))
+        if name is not None:
+            self.cache.pop(call_key(name, arguments), None)
 
 
 def call_key(name, arguments):
@@ -104,6 +113,7 @@ def record_execution(ledger, entry, arguments, tool_use_id, text, is_error):
     """Remember an executed call for grounding, the budget and (if it worked) duplicates."""
     ledger.tool_calls += 1
     ledger.results[tool_use_id] = text
+    ledger.calls[tool_use_id] = (entry["name"], arguments)
     if not is_error:  # a failed call may succeed when tried again
         ledger.cache[call_key(entry["name"], arguments)] = text
 

@@ -201,6 +201,15 @@ def tool_result(tool_use_id, text, is_error):
             "is_error": bool(is_error)}
 
 
+def step_usage(response):
+    """One response's tokens by kind (zeros where the API sent none)."""
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    return {"input": usage.get("input_tokens") or 0,
+            "cache_write": usage.get("cache_creation_input_tokens") or 0,
+            "cache_read": usage.get("cache_read_input_tokens") or 0,
+            "output": usage.get("output_tokens") or 0}
+
+
 class Spend:
     """Tokens and USD over a run; the --max-cost-usd check made before each model call."""
 

@@ -18,7 +18,8 @@ from tests.support.fake_messages_api import FakeMessagesApi, error_body
 from tests.agent.test_loop_fakes import (FATAL, POD, FakeTools, ListRecorder, RecordingRunner,
                                    ScriptedModel, good_report, response, text, tool_use)
 from triage_agent import actions, prompts
-from triage_agent.loop import EXIT_CODES, run_triage
+from triage_agent.loop import run_triage
+from triage_agent.outcome import EXIT_CODES
 from triage_agent.seams import RunEnded
 from triage_agent.model.messages import ApiError, MessagesClient
 from triage_agent.policy import Policy

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.otlp_receiver import attrs
 from triage_agent import cli, report, schema
-from triage_agent.loop import Outcome
+from triage_agent.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLAY = ROOT / "fixtures" / "replay"
@@ -29,7 +29,8 @@ OUTCOME_SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "trace_id",
-                 "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken"],
+                 "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken",
+                 "usage_by_step", "context"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -52,6 +53,23 @@ OUTCOME_SCHEMA = {
         "not_offered": {"type": "array", "items": {
             "type": "object", "required": ["tool", "reason"]}},
         "alert": {"type": ["object", "null"]},
+        "usage_by_step": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["step", "input", "cache_write", "cache_read", "output"],
+            "properties": {k: {"type": "integer", "minimum": 0} for k in (
+                "step", "input", "cache_write", "cache_read", "output")}}},
+        "context": {"type": "object", "additionalProperties": False,
+                    "required": ["cache_read_share", "budget_tokens", "max_result_bytes",
+                                 "clearings", "cleared_results", "cleared_bytes", "saved_bytes",
+                                 "saved_tokens_estimate", "cut_results", "largest_result"],
+                    "properties": {
+                        "cache_read_share": {"type": "number", "minimum": 0, "maximum": 1},
+                        **{k: {"type": "integer", "minimum": 0} for k in (
+                            "budget_tokens", "max_result_bytes", "clearings", "cleared_results",
+                            "cleared_bytes", "saved_bytes", "saved_tokens_estimate",
+                            "cut_results")},
+                        "largest_result": {"type": ["object", "null"],
+                                           "required": ["tool", "step", "bytes"]}}},
         "actions_taken": {"type": "object", "additionalProperties": False,
                           "required": ["executed", "failed", "approved_not_run", "denied"],
                           "properties": {key: {"type": "array"} for key in (

@@ -17,7 +17,7 @@ from tests.agent.cli.test_gates import run_on_pty
 from tests.project.test_outputs import server_tools
 from triage_agent import cli
 from triage_agent.telemetry import records
-from triage_agent.loop import EXIT_CODES
+from triage_agent.outcome import EXIT_CODES
 
 CLAUDE_CODE = ROOT / "docs" / "claude-code.md"
 

@@ -11,7 +11,7 @@ import pytest
 from tests.support.otlp_receiver import Receiver, attrs, request_problems, spans_of
 from triage_agent import __version__
 from triage_agent.telemetry import otel, otlp
-from triage_agent.loop import Outcome
+from triage_agent.outcome import Outcome
 from triage_agent.model.messages import ApiError
 from triage_agent.telemetry.records import Recorder
 
