@@ -23,6 +23,10 @@ DEFAULT_MAX_RESULT_BYTES = 32768
 CLEAR_TO = 0.5           # a clearing frees the conversation down to this share of the budget
 KEEP_ROUNDS = 2          # the newest rounds of tool results are never cleared
 FIRST_BYTES_PER_TOKEN = 3.0   # before any usage is known: low, so the estimate errs high
+# what calibration may conclude: tokenizers give about 2.5 to 4.5 bytes a token on JSON and
+# prose; a count outside this (a replay fixture's token counts, a server that counts nothing)
+# says more about the count than about the request
+BYTES_PER_TOKEN_RANGE = (2.0, 5.0)
 # (model family prefix, context window in tokens); the default budget is a share of it
 CONTEXT_WINDOWS = (("claude-", 200_000),)
 BUDGET_SHARE = 0.4
@@ -81,7 +85,8 @@ class Budget:
     def counted(self, input_tokens):
         """The API's input count (fresh + cache) for the request sent last."""
         if input_tokens and self.last_request_bytes:
-            self.bytes_per_token = self.last_request_bytes / input_tokens
+            low, high = BYTES_PER_TOKEN_RANGE
+            self.bytes_per_token = min(max(self.last_request_bytes / input_tokens, low), high)
 
     def over(self, request_bytes):
         return bool(self.tokens) and self.estimate(request_bytes) > self.tokens

@@ -264,7 +264,7 @@ class _Run:
         # before it is redacted (ours redacts too; a third-party server may not)
         text = redact(text if isinstance(text, str) else str(text))
         capped = self.keeper.result(text, tool=entry["name"], step=step,
-                                    input_schema=entry.get("input_schema"))
+                                    input_schema=entry.get("schema"))
         text, extra = capped.text, {"filled": filled} if filled else {}
         if capped.cut:  # the audit keeps the size the tool returned, and what the model saw
             extra.update(bytes=capped.full_bytes, shown_bytes=len(text.encode("utf-8")))

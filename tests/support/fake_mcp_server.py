@@ -3,12 +3,14 @@
     python fake_mcp_server.py [--pages N] [--noise] [--offer VERSION] [--die-at-start]
                               [--ignore-eof] [--ignore-term] [--marker FILE [--die-from N]]
                               [--read-only TOOL,...] [--rename TOOL=NAME ...]
-                              [--modern VERSION,... [--ttl-ms N] [--input-required]]
+                              [--modern VERSION,... [--ttl-ms N] [--input-required]] [--big]
 
 Tools: echo (text of its arguments), mixed (text + image + audio + resource blocks), fail
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
 the answers), hang (never answers), seen (the notifications received so far), env (sorted
-environment names), quit (answers, then exits), crash (exits without answering).
+environment names), quit (answers, then exits), crash (exits without answering); with --big
+also big_lines (5 MB of numbered lines), big_line (one 1 MB line) and big_binary (256 KB of
+bytes that look binary, sent as text).
 Every tool takes an optional `namespace`, so the loop can offer it. No tool is annotated unless
 --read-only names it (readOnlyHint true); --rename lists a tool under another name (dotted, too
 long for the API, or shadowing a built-in) and answers calls to it.
@@ -28,6 +30,11 @@ import sys
 import threading
 
 TOOLS = ["echo", "mixed", "fail", "rpc_error", "probe", "hang", "seen", "env", "quit", "crash"]
+
+
+BIG = {"big_lines": lambda: "\n".join(f"line {i:06d} " + "z" * 88 for i in range(52_429)),
+       "big_line": lambda: "q" * (1024 * 1024),
+       "big_binary": lambda: bytes((i * 131 + 7) % 256 for i in range(256 * 1024)).decode("latin-1")}
 
 
 def send(message):
@@ -140,6 +147,8 @@ class Server:
             result(rid, {"resultType": "input_required", "inputRequests": {}})
         elif name == "echo":
             text(rid, json.dumps(args, sort_keys=True))
+        elif name in BIG:
+            text(rid, BIG[name]())
         elif name == "mixed":
             result(rid, {"content": [
                 {"type": "text", "text": "first"},
@@ -207,7 +216,10 @@ def main():
     parser.add_argument("--modern", default="", help="stateless versions served, comma-separated")
     parser.add_argument("--ttl-ms", type=int, default=0)
     parser.add_argument("--input-required", action="store_true")
+    parser.add_argument("--big", action="store_true", help="also serve the big_* tools")
     opts = parser.parse_args()
+    if opts.big:
+        TOOLS.extend(BIG)
     MODERN.extend(filter(None, opts.modern.split(",")))
     opts.read_only = set(filter(None, opts.read_only.split(",")))
     opts.names = dict(pair.split("=", 1) for pair in opts.rename)
