@@ -54,7 +54,7 @@ def cap_result(text, limit, *, hint="narrow the call"):
     """Cut `text` to at most `limit` UTF-8 bytes at a line boundary (inside one line that is
     longer than the limit: at a character boundary), and say how much was left out."""
     data = text.encode("utf-8", "replace")
-    if limit is None or len(data) <= limit:
+    if not limit or len(data) <= limit:   # 0 or None: no cap
         return Capped(text, len(data), False)
     head = data[:limit]
     newline = head.rfind(b"\n")

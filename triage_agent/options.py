@@ -119,9 +119,10 @@ def build_parser():
                    help="repeated identical calls before the final step (default: %(default)s)")
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None,
                    help="stop before a model call would cross this spend (default: no limit)")
-    p.add_argument("--max-result-bytes", type=_positive(int, 1024), default=32768, metavar="N",
+    p.add_argument("--max-result-bytes", type=_positive(int, 0), default=32768, metavar="N",
                    help="cut each tool result (after redaction) to this many bytes at a line "
-                   "boundary, telling the model how to narrow the call (default: %(default)s)")
+                   "boundary, telling the model how to narrow the call; 0 never cuts "
+                   "(default: %(default)s)")
     p.add_argument("--context-budget-tokens", type=_positive(int, 0), default=None, metavar="N",
                    help="before a request would pass this many input tokens, clear the oldest "
                    "tool results in one batch; 0 never clears (default: 40%% of the model's "
@@ -184,6 +185,9 @@ def check_options(args):
         args.kubeconfig = os.path.abspath(args.kubeconfig)
         if not os.path.isfile(args.kubeconfig):
             raise UsageError(f"--kubeconfig {args.kubeconfig}: no such file")
+    if 0 < args.max_result_bytes < 1024:
+        raise UsageError(f"--max-result-bytes {args.max_result_bytes}: a result cut that short "
+                         "leaves the model nothing to read; give 1024 or more (0: no cap)")
     return namespaces
 
 

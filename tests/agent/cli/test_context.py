@@ -45,3 +45,9 @@ def test_the_cut_note_tells_the_model_how_much_was_left_out():
                                 32768)
     note = capped.text.rsplit("\n", 1)[-1]
     assert note.startswith("[result cut: ") and "more lines) were left out" in note
+
+
+def test_a_cap_too_small_to_read_is_a_usage_error(tmp_path):
+    out = run_cli("web pods fail", "--namespaces", "prod", "--replay", str(tmp_path / "x.json"),
+                  "--max-result-bytes", "100")
+    assert out.returncode == 2 and "--max-result-bytes 100: a result cut that short" in out.stderr
