@@ -9,8 +9,8 @@ Tools: echo (text of its arguments), mixed (text + image + audio + resource bloc
 (isError), rpc_error (a JSON-RPC error), probe (asks the client `ping` and `roots/list`, reports
 the answers), hang (never answers), seen (the notifications received so far), env (sorted
 environment names), quit (answers, then exits), crash (exits without answering); with --big
-also big_lines (5 MB of numbered lines), big_line (one 1 MB line) and big_binary (256 KB of
-bytes that look binary, sent as text).
+also big_lines (5 MB of numbered lines), big_line (one 1 MB line), big_binary (256 KB of
+bytes that look binary, sent as text) and big_page (20 to 40 KB of log lines, by its argument n).
 Every tool takes an optional `namespace`, so the loop can offer it. No tool is annotated unless
 --read-only names it (readOnlyHint true); --rename lists a tool under another name (dotted, too
 long for the API, or shadowing a built-in) and answers calls to it.
@@ -32,9 +32,20 @@ import threading
 TOOLS = ["echo", "mixed", "fail", "rpc_error", "probe", "hang", "seen", "env", "quit", "crash"]
 
 
-BIG = {"big_lines": lambda: "\n".join(f"line {i:06d} " + "z" * 88 for i in range(52_429)),
-       "big_line": lambda: "q" * (1024 * 1024),
-       "big_binary": lambda: bytes((i * 131 + 7) % 256 for i in range(256 * 1024)).decode("latin-1")}
+def page(args):
+    """20 to 40 KB of log-like lines, different for every `n` (a long investigation's results)."""
+    n = int((args or {}).get("n") or 0)
+    size = 20 * 1024 + (n * 7919) % (20 * 1024)
+    lines = [f"2026-11-30T02:{n % 60:02d}:{i % 60:02d}Z page={n} line={i} level=info "
+             f"msg=\"request served\" path=/api/v1/orders/{n * 1000 + i} status=200" for i in range(size // 100)]
+    return "\n".join(lines)
+
+
+BIG = {"big_lines": lambda args: "\n".join(f"line {i:06d} " + "z" * 88 for i in range(52_429)),
+       "big_line": lambda args: "q" * (1024 * 1024),
+       "big_binary": lambda args: bytes((i * 131 + 7) % 256
+                                        for i in range(256 * 1024)).decode("latin-1"),
+       "big_page": page}
 
 
 def send(message):
@@ -148,7 +159,7 @@ class Server:
         elif name == "echo":
             text(rid, json.dumps(args, sort_keys=True))
         elif name in BIG:
-            text(rid, BIG[name]())
+            text(rid, BIG[name](args))
         elif name == "mixed":
             result(rid, {"content": [
                 {"type": "text", "text": "first"},

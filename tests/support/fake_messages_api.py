@@ -221,6 +221,7 @@ def error_body(status, error_type, message, request_id):
             "request_id": request_id}
 
 
+BYTES_PER_TOKEN = 3.5  # count_usage's stand-in for a tokenizer
 SMALL_USAGE = {"input_tokens": 10, "output_tokens": 5}  # a cheap turn, for replay fixtures
 
 
@@ -246,8 +247,9 @@ def text(words):
 class FakeMessagesApi:
     """The fake server; use as a context manager. `.url` is the ANTHROPIC_BASE_URL."""
 
-    def __init__(self, script, *, sse=None, cache=None):
+    def __init__(self, script, *, sse=None, cache=None, count_usage=False):
         self.script = list(script)
+        self.count_usage = count_usage  # usage from the cache's bytes (BYTES_PER_TOKEN), not the script's
         self.sse = dict(sse or {})
         self.release = fake_sse.Release()   # lets a stalled stream go at the end
         self.hangups = []                    # request ids whose stalled stream the client closed
@@ -325,6 +327,12 @@ class FakeMessagesApi:
             return None
         if "status" not in item:
             item = {"status": 200, "body": item}
+        if self.count_usage and item["status"] == 200:
+            cached, total = record["cached_bytes"], record["input_bytes"]
+            item = dict(item, body=dict(item["body"], usage={
+                "input_tokens": 0, "output_tokens": 20,
+                "cache_read_input_tokens": int(cached / BYTES_PER_TOKEN),
+                "cache_creation_input_tokens": int((total - cached) / BYTES_PER_TOKEN)}))
         headers = dict({"request-id": rid}, **item.get("headers", {}))
         if body.get("stream") is True and item["status"] == 200:
             return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,

@@ -29,7 +29,7 @@ def test_big_results_from_another_server_are_cut_and_audited_whole(tmp_path, lim
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     entries = {e["tool"]: e for e in jsonl(audit) if e.get("decision") == "executed"}
-    full = {name: len(make().encode()) for name, make in fake_mcp_server.BIG.items()}
+    full = {name: len(fake_mcp_server.BIG[name]({}).encode()) for name in BIG.split(",")}
     assert full["big_lines"] > 5_000_000 and full["big_line"] == 1024 * 1024
     for name, size in full.items():
         assert entries[name]["bytes"] == size and entries[name]["shown_bytes"] <= limit + 300
