@@ -15,11 +15,7 @@ import sys
 import time
 
 MODULES = ("tests.bench.server", "tests.bench.agent", "tests.bench.reader", "tests.bench.stream",
-<<<<<<< HEAD
-           "tests.bench.serve", "tests.bench.cache", "tests.bench.promql")
-=======
-           "tests.bench.serve", "tests.bench.cache", "tests.bench.context")
->>>>>>> c03c7c5 (docs/context.md: the result cap, clearing, sizing the budget, what a triage cost, the bench figures; README index and limits; the cost line's new tail in the demo excerpts; flags.md regenerated; make bench runs the context benchmark (issue 21))
+           "tests.bench.serve", "tests.bench.cache", "tests.bench.promql", "tests.bench.context")
 PAIRS = 5
 
 
