@@ -94,9 +94,9 @@ def _volume_node_lines(pvc, pv, pods, nodes):
     run on none of the nodes it allows, a problem line; nodes None: they were not read."""
     if not isinstance(pv, dict) or affinity_text(pv) is None:
         return [], False
-    ref = (pv.get("spec") or {}).get("claimRef") or {}
-    if ref and ref.get("name") != (pvc.get("metadata") or {}).get("name"):
-        return [], False
+    ref, md = (pv.get("spec") or {}).get("claimRef") or {}, pvc.get("metadata") or {}
+    if ref and (ref.get("namespace"), ref.get("name")) != (md.get("namespace"), md.get("name")):
+        return [], False  # another claim's volume: volume_words says so, and no more
     lines = ["  volume " + affinity_line(pv, nodes)]
     problems = [conflict_line(pv, pod, nodes) for pod in pods] if nodes is not None else []
     lines += [f"  problem: {p}" for p in problems if p]

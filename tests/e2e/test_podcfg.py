@@ -103,3 +103,25 @@ def test_describe_pod_shows_dns_policy_none_as_the_pod_has_it(serve, pod):
     workload, _ = server.call("describe_workload", {"namespace": "prod", "kind": "Deployment", "name": "notifier"})
     assert ("change dns policy=ClusterFirst -> policy=None nameservers=8.8.8.8 searches=corp.example.com "
             "options=ndots:2") in lines(workload)
+
+
+def test_a_named_pull_secret_the_kubelet_cannot_find_is_said_from_its_event(serve, tmp_path):
+    from fixtures.kube_sim.objects import core as k
+    from fixtures.kube_sim.store import CLUSTERS_DIR
+    base = json.loads((CLUSTERS_DIR / "pull-secret.json").read_text())
+    pod = json.loads(json.dumps(next(o for o in base["objects"] if o["metadata"].get("name") == PULL)))
+    pod["metadata"].update(name="ledger-pinned", uid=k.make_uid("Pod", "prod", "ledger-pinned"))
+    pod["spec"]["imagePullSecrets"] = [{"name": "ledger-registry"}]
+    event = k.event(pod, "FailedToRetrieveImagePullSecret", "Unable to retrieve some image pull secrets "
+                    "(ledger-registry); attempting to pull the image may not succeed.", type_="Warning",
+                    count=9, first_ago=20 * 60, last_ago=60)
+    cluster = tmp_path / "missing-pull-secret.json"
+    cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "pull-secret",
+                                   "referenceTime": base["referenceTime"], "objects": [pod, event]}))
+    server, sim = serve(str(cluster))
+    text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "ledger-pinned"})
+    assert not is_error, text
+    assert "image_pull_secrets pod: ledger-registry; service account ledger: none" in lines(text)
+    line = next(ln for ln in lines(text) if ln.startswith("image_pull_secret ledger-registry (from the pod)"))
+    assert "the kubelet reported it missing (FailedToRetrieveImagePullSecret:" in line
+    assert not any("secrets" in r["path"] for r in sim.requests)
