@@ -195,11 +195,11 @@ class Store:
         return sorted(records, key=lambda rec: rec["created_at"], reverse=True)
 
     def _expire_if_due(self, path, record):
-        if record["state"] != "pending" or self.clock() < seconds_of(record["expires_at"]):
+        if not self._due(record):
             return record
         with self.locked():
             record = self._read(path) or record
-            if record["state"] == "pending":
+            if self._due(record):
                 self._settle(path, record, "expired", note="expired before any decision")
                 self.counts["expired"] += 1
                 expired = True
@@ -219,25 +219,39 @@ class Store:
         path = self._path(approval_id)
         if path is None:
             raise DecisionError(404, "no such approval")
-        self.get(approval_id)  # an approval whose time is up expires now, and says so below
-        with self.locked():
+        with self.locked():  # from the check to the new state on disk: one decision at a time
             record = self._read(path)
             if record is None:
                 raise DecisionError(404, "no such approval")
-            self._check(record, digest)
-            state = ("denied" if decision == "deny" else
-                     "executing" if self.execute else "approved_not_run")
-            self._audit(record, f"approval_{decision}d", operator=operator, digest=digest)
-            record.update(decided_by=operator, decided_at=iso(self.clock()))
-            if state == "approved_not_run":
-                record["note"] = "approved; serve does not execute (--execute is off): run it " \
-                                 "by hand: " + record["command"]
-            self._settle(path, record, state, audit=False)
-            self.counts["denied" if decision == "deny" else "approved"] += 1
+            state = self._take(path, record, decision, digest, operator)
         if state == "executing":
             return self._run(path, record)
         self.changed(record)
+        if state == "expired":  # its time was up when the decision came: it never runs
+            self._check(record, digest)
         return record
+
+    def _take(self, path, record, decision, digest, operator) -> str:
+        """With the lock held: the new state after checks, audit entry, write."""
+        if self._due(record):
+            self._settle(path, record, "expired", note="expired before any decision")
+            self.counts["expired"] += 1
+            return "expired"
+        self._check(record, digest)
+        state = ("denied" if decision == "deny" else
+                 "executing" if self.execute else "approved_not_run")
+        self._audit(record, f"approval_{decision}d", operator=operator, digest=digest)
+        record.update(decided_by=operator, decided_at=iso(self.clock()))
+        if state == "approved_not_run":
+            record["note"] = ("approved; serve does not execute (--execute is off): run it by "
+                              "hand: " + record["command"])
+        self._settle(path, record, state, audit=False)
+        self.counts["denied" if decision == "deny" else "approved"] += 1
+        return state
+
+    def _due(self, record) -> bool:
+        """True for a pending approval whose expires_at has come."""
+        return record["state"] == "pending" and self.clock() >= seconds_of(record["expires_at"])
 
     def _check(self, record, digest):
         state = record["state"]
