@@ -1,0 +1,103 @@
+"""Kubernetes objects checked against the official OpenAPI schemas, strictly (no unknown fields).
+
+    problems(obj)                  -> ["status.nodeInfo: 'machineID' is a required property", ...]
+    check_all(objects, verdicts)   -> [(object, problems)] for each object that fails
+
+The schemas are the ones kubernetes-validate ships (a test-only dependency; nothing is
+downloaded), for the version the simulator claims (fixtures/kube_sim/http.py: 1.32), in their
+strict form (additionalProperties false). One validator is built per kind, the way
+kubernetes_validate.validate() builds it on every call, and kept: that function reads the 1.3 MB
+definitions file each time, some 12 ms per object, where a kept validator takes about 1 ms.
+
+check_all() validates one object of each distinct shape (its keys, list items and the JSON type
+of each value; apiVersion and kind by value): these schemas constrain nothing else (no pattern,
+length, range or enum but apiVersion and kind; oneOf only between types), so two objects of the
+same shape pass or fail alike. tests/sim/test_schemas.py proves that of the shipped schemas, so a
+new kubernetes-validate that adds such a keyword fails there instead of being trusted.
+"""
+
+import functools
+import json
+import re
+
+import importlib_resources
+import jsonschema
+from referencing import Registry, Resource
+
+from fixtures.kube_sim.http import VERSION as SIM_VERSION
+
+VERSION = f"{SIM_VERSION['major']}.{SIM_VERSION['minor']}"
+SCHEMA_DIR = (importlib_resources.files("kubernetes_validate") / "kubernetes-json-schema"
+              / f"v{VERSION}.0-local-strict")
+BY_VALUE = ("apiVersion", "kind")  # the keys whose values the schemas constrain (enum)
+
+
+@functools.cache
+def definitions():
+    """The shared definitions every kind's schema refers to."""
+    return json.loads((SCHEMA_DIR / "_definitions.json").read_text(encoding="utf-8"))
+
+
+def schema_file(api_version, kind):
+    """kubernetes-validate's file for a kind: apps/v1 Deployment -> deployment-apps-v1.json."""
+    group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    return SCHEMA_DIR / f"{kind.lower()}-{group}.json"
+
+
+@functools.cache
+def validator(api_version, kind):
+    """A Draft 2020-12 validator for one kind; LookupError when no schema has that kind."""
+    path = schema_file(api_version, kind)
+    if not path.is_file():
+        raise LookupError(f"no Kubernetes {VERSION} schema for {api_version} {kind}")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    registry = Resource.from_contents(definitions()) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def problems(obj):
+    """What the schema says is wrong with one object ([] when it is valid)."""
+    try:
+        check = validator(obj.get("apiVersion", ""), obj.get("kind", ""))
+    except LookupError as exc:
+        return [str(exc)]
+    found = sorted(check.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(object)'}: {e.message}" for e in found]
+
+
+def shape(value, key=None):
+    """What validation depends on: keys, items and JSON types (apiVersion and kind by value)."""
+    if isinstance(value, dict):
+        return frozenset((k, shape(v, k)) for k, v in value.items())
+    if isinstance(value, list):
+        return ("list", frozenset(shape(v) for v in value))
+    if key in BY_VALUE:
+        return ("value", value)
+    if isinstance(value, float) and value.is_integer():
+        return "float-integer"  # JSON Schema counts 2.0 as an integer
+    return type(value).__name__
+
+
+def check_all(objects, verdicts=None):
+    """[(object, problems)] for every failing object; one validation per distinct shape
+    (`verdicts`, {shape: problems}, may be shared between calls)."""
+    verdicts, failing = {} if verdicts is None else verdicts, []
+    for obj in objects:
+        key = shape(obj)
+        if key not in verdicts:
+            verdicts[key] = problems(obj)
+        if verdicts[key]:
+            failing.append((obj, verdicts[key]))
+    return failing
+
+
+def describe(failing, limit=10):
+    """A readable report of check_all()'s result."""
+    lines = []
+    for obj, found in failing[:limit]:
+        md = obj.get("metadata", {})
+        where = "/".join(x for x in (md.get("namespace"), md.get("name")) if x)
+        lines.append(f"{obj.get('kind')} {where}: " + "; ".join(found[:3]))
+    if len(failing) > limit:
+        lines.append(f"... and {len(failing) - limit} more")
+    return "\n".join(lines)
