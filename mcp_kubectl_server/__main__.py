@@ -38,6 +38,16 @@ def build_parser():
     parser.add_argument("--no-cluster-tools", action="store_true",
                         help="do not offer the cluster-scoped tools (get_nodes, describe_node), and keep"
                              " their paths out of the proxy's allow-list")
+    metrics = parser.add_argument_group("metrics (the metrics tools are offered only with one of these)")
+    metrics.add_argument("--prometheus-url", metavar="URL", help="Prometheus' base URL, e.g. "
+                         "http://prometheus.monitoring:9090 (default: none)")
+    metrics.add_argument("--prometheus-token-file", metavar="FILE", help="a bearer token for "
+                         "--prometheus-url, read again at every request (default: none)")
+    metrics.add_argument("--prometheus-ca", metavar="FILE", help="the CA certificate(s) that signed "
+                         "an https --prometheus-url (default: the system's)")
+    metrics.add_argument("--prometheus-service", metavar="NS/NAME:PORT", help="reach Prometheus as a "
+                         "Service through this server's kubectl proxy, on its query endpoints only "
+                         "(default: none)")
     parser.add_argument("--check", action="store_true",
                         help="read the cluster's /version through the proxy, then list each "
                         "allowed namespace's pods (get_pods); print each result and exit")
@@ -58,10 +68,42 @@ def parse_args(argv):
         value = getattr(args, flag)
         if value is not None and (not value or value.startswith("-") or "\n" in value):
             problems.append(f"--{flag}: {value!r} is not a usable value")
+    problems += prometheus_problems(args)
     if problems:
         parser.error("; ".join(problems))
     args.namespaces = list(dict.fromkeys(namespaces))
     return args
+
+
+def prometheus_problems(args):
+    """What is wrong with the --prometheus-* options (a list of messages)."""
+    from mcp_kubectl_server.read.prometheus import parse_service
+    problems = []
+    if args.prometheus_url and args.prometheus_service:
+        problems.append("--prometheus-url and --prometheus-service: give one of them")
+    if (args.prometheus_token_file or args.prometheus_ca) and not args.prometheus_url:
+        problems.append("--prometheus-token-file and --prometheus-ca go with --prometheus-url")
+    for flag in ("prometheus_token_file", "prometheus_ca"):
+        value = getattr(args, flag)
+        if value is not None and not os.path.isfile(value):
+            problems.append(f"--{flag.replace('_', '-')}: {value!r} is not a readable file")
+    if args.prometheus_service is not None:
+        try:
+            parse_service(args.prometheus_service)
+        except ValueError as exc:
+            problems.append(f"--prometheus-service: {exc}")
+    return problems
+
+
+def prometheus_client(args):
+    """The Prometheus client the options name, or None (ValueError for a URL it cannot use)."""
+    from mcp_kubectl_server.read.prometheus import DirectPrometheus, ServicePrometheus
+    if args.prometheus_service:
+        return ServicePrometheus(args.prometheus_service)
+    if args.prometheus_url:
+        return DirectPrometheus(args.prometheus_url, token_file=args.prometheus_token_file,
+                                ca_file=args.prometheus_ca, timeout=args.timeout)
+    return None
 
 
 def protocol_line():
@@ -113,9 +155,14 @@ def _raise_stopped(signum, frame):
 def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
+    try:
+        prometheus = prometheus_client(args)
+    except (ValueError, OSError) as exc:  # a URL it cannot use, a --prometheus-ca it cannot load
+        print(f"mcp-kubectl-server: error: --prometheus-url/--prometheus-ca: {exc}", file=sys.stderr)
+        return 2
     reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
                     timeout=args.timeout, namespaces=args.namespaces,
-                    cluster_scoped=not args.no_cluster_tools)
+                    cluster_scoped=not args.no_cluster_tools, prometheus=prometheus)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
     try:
@@ -126,7 +173,8 @@ def main(argv=None):
         from mcp_kubectl_server.server import Server
         protocol_out = sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-        tools = registry.load(cluster_tools=not args.no_cluster_tools)
+        tools = registry.load(cluster_tools=not args.no_cluster_tools,
+                              metrics_tools=prometheus is not None)
         server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
                         stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet, tools=tools)
         code = server.serve()

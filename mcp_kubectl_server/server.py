@@ -154,7 +154,7 @@ class Server:
 
     def __init__(self, reader, *, allowed_namespaces, stdin, stdout, stderr, quiet=False, tools=None):
         self.reader = reader
-        self.tools = tools or registry.load()
+        self.tools = tools or registry.load(metrics_tools=getattr(reader, "prometheus", None) is not None)
         self.allowed = tuple(allowed_namespaces)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.quiet = quiet

@@ -20,7 +20,7 @@ and gets one block per container, abnormal findings first, one plain line each:
 A signal whose series is absent says so ("no cAdvisor series"); it is never shown as zero.
 """
 
-from .series import points, since_last_drop, slope_per_minute, stats, clock
+from mcp_kubectl_server.digests.series import points, since_last_drop, slope_per_minute, stats, clock
 
 THROTTLED = 0.25       # share of CFS periods
 MEMORY_NEAR = 0.90     # of the limit

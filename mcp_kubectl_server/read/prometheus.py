@@ -15,13 +15,9 @@ endpoints) is the preflight's question "who answers at this URL".
 
 import json
 import re
-import socket
-import ssl
-import urllib.error
-import urllib.request
 from urllib.parse import urlencode, urlsplit
 
-from .errors import ReadError, redacted_line
+from mcp_kubectl_server.read.errors import ReadError, redacted_line
 
 ENDPOINT = re.compile(r"query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-9_]*/values|metadata")
 SERVICE = re.compile(r"([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)"
@@ -91,6 +87,8 @@ class DirectPrometheus:
             raise ValueError(f"{url!r} is not an http(s) base URL such as http://prometheus:9090")
         self.url, self.where = url.rstrip("/"), f"Prometheus at {url.rstrip('/')}"
         self.token_file, self.timeout, self.max_bytes = token_file, timeout, max_bytes
+        import ssl  # here, not at import: the server starts without http, ssl and email loaded
+        import urllib.request
         context = None
         if parts.scheme == "https":
             context = ssl.create_default_context(cafile=ca_file)  # OSError/SSLError: bad --prometheus-ca
@@ -111,6 +109,9 @@ class DirectPrometheus:
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def _get(self, target, timeout):
+        import socket
+        import urllib.error
+        import urllib.request
         request = urllib.request.Request(self.url + target, method="GET",
                                          headers={"Accept": "application/json"})
         for key, value in self._headers().items():
@@ -135,7 +136,8 @@ class DirectPrometheus:
                 " ask for fewer series, a shorter range or a larger step, or try again later")
 
     def _unreachable(self, reason):
-        if isinstance(reason, (TimeoutError, socket.timeout)):
+        import ssl
+        if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError since 3.10
             return self._slow()
         if isinstance(reason, ssl.SSLError):
             return (f"TLS with {self.where} failed ({redacted_line(reason, 200)}): check"

@@ -10,7 +10,9 @@ cluster-scoped tools are switched off, what the node and storage tools read outs
 persistent volumes, storage classes, the events stored about nodes in namespace default, and the
 cluster-wide pod list the node tools count pods per node with. `--reject-paths` adds a second,
 independent refusal of the subresources that reach into workloads (exec, attach, portforward,
-proxy) and of Secrets. kubectl splits every one of these flags on commas and matches each part
+proxy) and of Secrets. With --prometheus-service NS/NAME:PORT the allow-list also opens that one
+service's Prometheus query endpoints (read/prometheus.py), and nothing else behind its proxy.
+kubectl splits every one of these flags on commas and matches each part
 unanchored, so each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
@@ -30,6 +32,7 @@ import threading
 from collections import deque
 
 from mcp_kubectl_server.read.errors import CancelledError
+from mcp_kubectl_server.read.prometheus import service_prefix
 from mcp_kubectl_server.validate import check_label
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
@@ -57,6 +60,25 @@ REJECT_PATHS = ",".join([
     r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
     r"/(pods|services|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)",  # NAME or NAME:PORT
     r"^/api/v1/proxy(/|$)", r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)"])
+# Prometheus' query endpoints, the only paths --prometheus-service opens behind its service proxy.
+PROMETHEUS_ENDPOINTS = r"(query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-9_]*/values|metadata)"
+
+
+def reject_paths(service=None):
+    """The --reject-paths value. With a Prometheus service, services/NAME:PORT/proxy is no longer
+    refused outright (accept_paths opens exactly its query endpoints); what stays refused is any
+    service proxy path that does not go on with /api/v1/ (the UI, /-/ lifecycle, /federate,
+    /metrics), spelt as "differs at some character" since RE2 has no look-ahead."""
+    if not service:
+        return REJECT_PATHS
+    parts = REJECT_PATHS.split(",")
+    parts[2] = r"/(pods|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)"
+    parts.insert(3, r"/services/[^/]+/(exec|attach|portforward)(/|$)")
+    head, rest = r"/services/[^/]+/proxy", "/api/v1/"
+    parts.append(head + "/?$")
+    for i, char in enumerate(rest):
+        parts.append(head + _escape(rest[:i]) + "([^" + char + "]|$)")
+    return ",".join(parts)
 START_TIMEOUT = 15.0
 STDERR_LINES = 20
 
@@ -65,8 +87,9 @@ def _escape(text):
     return text.replace(".", r"\.")
 
 
-def accept_paths(namespaces, *, cluster_scoped=True):
-    """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined."""
+def accept_paths(namespaces, *, cluster_scoped=True, service=None):
+    """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined, and
+    with `service` (--prometheus-service NS/NAME:PORT) Prometheus' query endpoints behind it."""
     problems = [check_label("namespace", n) for n in namespaces] or ["no namespace given"]
     if any(problems):  # the names become part of a regex: only DNS labels may
         raise ValueError("; ".join(p for p in problems if p))
@@ -86,6 +109,8 @@ def accept_paths(namespaces, *, cluster_scoped=True):
         # Events about cluster-scoped objects (nodes) are stored in namespace default.
         parts.append(r"^/api/v1/namespaces/default/events$")
         parts.append(r"^/apis/events\.k8s\.io/v1/namespaces/default/events$")
+    if service:
+        parts.append("^" + _escape(service_prefix(service)) + "/api/v1/" + PROMETHEUS_ENDPOINTS + "$")
     return ",".join(parts)  # no part has a comma: kubectl splits the value on them
 
 
@@ -117,12 +142,13 @@ class Proxy:
     """One `kubectl proxy` child; `ensure()` returns the socket path of a running one."""
 
     def __init__(self, binary="kubectl", *, context=None, kubeconfig=None, namespaces=(),
-                 cluster_scoped=True, start_timeout=START_TIMEOUT):
+                 cluster_scoped=True, service=None, start_timeout=START_TIMEOUT):
         self.binary = binary
         self.connection = ([f"--context={context}"] if context else []) + (
             [f"--kubeconfig={kubeconfig}"] if kubeconfig else [])
-        self.filters = [f"--accept-paths={accept_paths(namespaces, cluster_scoped=cluster_scoped)}",
-                        f"--reject-paths={REJECT_PATHS}", f"--reject-methods={REJECT_METHODS}",
+        accept = accept_paths(namespaces, cluster_scoped=cluster_scoped, service=service)
+        self.filters = [f"--accept-paths={accept}",
+                        f"--reject-paths={reject_paths(service)}", f"--reject-methods={REJECT_METHODS}",
                         r"--accept-hosts=^localhost$"]
         self.start_timeout = start_timeout
         self.starts = 0

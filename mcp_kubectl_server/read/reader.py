@@ -26,6 +26,9 @@ from mcp_kubectl_server.read.proxy import Proxy, ProxyError
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 LIST_PAGE = 500
 _PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
+# A Prometheus endpoint behind a service proxy (read/prometheus.py builds these; proxy.py opens them)
+_SERVICE_PATH = re.compile(r"/api/v1/namespaces/[a-z0-9-]+/services/[a-z0-9-]+:[a-z0-9-]+/proxy/api/v1/"
+                           r"(query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-9_]*/values|metadata)")
 
 
 def resource_path(prefix, resource, *, namespace=None, name=None, subresource=None):
@@ -86,12 +89,14 @@ class Reader:
     """GET-only reads through one kubectl proxy; errors are ReadError with a one-line text."""
 
     def __init__(self, kubectl="kubectl", *, context=None, kubeconfig=None, timeout=20.0,
-                 namespaces=(), cluster_scoped=True):
+                 namespaces=(), cluster_scoped=True, prometheus=None):
         self.timeout = timeout
+        self.prometheus = prometheus  # read.prometheus client, or None: no metrics tools
         self.namespaces = tuple(namespaces)
         self.cluster_scoped = cluster_scoped  # False: no node or other cluster-wide path is open
         self._channel = _Channel(Proxy(kubectl, context=context, kubeconfig=kubeconfig,
                                        namespaces=self.namespaces, cluster_scoped=cluster_scoped,
+                                       service=getattr(prometheus, "service", None),
                                        start_timeout=max(timeout, 1.0)))
         self._deadline = None
         self._cancelled = None
@@ -148,8 +153,19 @@ class Reader:
         """One GET of a text body (logs: pass tailLines/limitBytes so the server cuts it)."""
         return self._get(path, query, max_bytes=max_bytes).decode("utf-8", "replace")
 
-    def _get(self, path, query, *, max_bytes):
-        if not _PATH.fullmatch(path):
+    def get_service(self, path, query, *, max_bytes):
+        """One GET of a Prometheus endpoint behind the service proxy (`query` already encoded) ->
+        (status, content type, body) whatever the status: its caller reads Prometheus' errors."""
+        if not _SERVICE_PATH.fullmatch(path):
+            raise ValueError(f"not a Prometheus path behind a service proxy: {path!r}")
+        return self._get(path + ("?" + query if query else ""), None, max_bytes=max_bytes, raw=True)
+
+    def remaining(self):
+        """Seconds left of this view's time (the whole timeout outside a call)."""
+        return self._remaining()
+
+    def _get(self, path, query, *, max_bytes, raw=False):
+        if not raw and not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
         target = path + ("?" + urlencode(query) if query else "")
         from mcp_kubectl_server.read.unixhttp import CONNECTION_ERRORS
@@ -186,6 +202,8 @@ class Reader:
             if len(body) > max_bytes:
                 raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped: narrow"
                                 " the query (a label selector, a name, a smaller tail)")
+            if raw:
+                return response.status, response.getheader("Content-Type", ""), body
             if response.status != 200:
                 raise ReadError(http_error_text(response.status, response.getheader("Content-Type", ""),
                                                 body, path=path, namespaces=self.namespaces),

@@ -15,13 +15,13 @@ in-scope namespace label (check_series) or the answer is refused. Which reads se
 import re
 import time
 
-from ..digests.metrics import metrics_digest
-from ..digests.promql import PromQLError, check_series, scope_query
-from ..digests.series import list_digest, query_digest
-from ..read.errors import ReadError
-from ..validate import check_subdomain
-from .spec import NAMESPACE, POD, Tool
-from .workloads import PATHS, _selector_query
+from mcp_kubectl_server.digests.metrics import metrics_digest
+from mcp_kubectl_server.digests.promql import PromQLError, check_series, scope_query
+from mcp_kubectl_server.digests.series import list_digest, query_digest
+from mcp_kubectl_server.read.errors import ReadError
+from mcp_kubectl_server.tools.spec import NAMESPACE, POD, Tool
+from mcp_kubectl_server.tools.workloads import PATHS, _selector_query
+from mcp_kubectl_server.validate import check_subdomain
 
 ORDER = 40  # after the cluster and config tools
 NEEDS_PROMETHEUS = True
@@ -34,7 +34,7 @@ _WORKLOAD = re.compile(r"(?i)(deployment|statefulset|daemonset|job)/([a-z0-9]([-
 _MATCH = re.compile(r"[a-zA-Z0-9_:]{1,100}")
 _THRESHOLD = re.compile(r"(?:>|>=)\s*(?:bool\s+)?(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*$")
 
-_SEL = 'namespace="{ns}", pod=~"{pods}"'
+_SEL = 'namespace="$NS", pod=~"$PODS"'
 _CTR = _SEL + ', container!="", container!="POD"'
 QUERIES = {
     "info": ('{__name__=~"kube_pod_container_resource_requests|kube_pod_container_resource_limits'
@@ -183,12 +183,15 @@ def get_metrics(reader, args):
         pods = pods[:MAX_PODS]
     end = time.time()
     step = max(15, window * 60 // 60)
-    selector = {"ns": ns, "pods": "|".join(re.escape(p) for p in pods)}
-    info = _api(reader, "query", {"query": QUERIES["info"].format(**selector), "time": f"{end:.3f}"})
+    pattern = "|".join(re.escape(p) for p in pods)  # names are DNS subdomains: only '.' needs it
+
+    def query(name):
+        return QUERIES[name].replace("$NS", ns).replace("$PODS", pattern.replace("\\", "\\\\"))
+
+    info = _api(reader, "query", {"query": query("info"), "time": f"{end:.3f}"})
     results = {"info": _scoped(info, ns).get("result") or []}
     for name in ("gauges", "cpu", "throttle", "network"):
-        results[name] = _range(reader, QUERIES[name].format(**selector), ns,
-                               start=end - window * 60, end=end, step=step)
+        results[name] = _range(reader, query(name), ns, start=end - window * 60, end=end, step=step)
     return metrics_digest(subject, pods, results, window=window, end=end, step=step) + note
 
 

@@ -53,10 +53,14 @@ def collect(modules):
 
 
 @functools.lru_cache(maxsize=None)
-def load(*, cluster_tools=True):
+def load(*, cluster_tools=True, metrics_tools=False):
     """The registry of this package's tools (imported once, on first use); without the
-    cluster-scoped tools (namespaced=False) when `cluster_tools` is false (--no-cluster-tools)."""
-    full = collect(family_modules())
+    cluster-scoped tools (namespaced=False) when `cluster_tools` is false (--no-cluster-tools),
+    and with the families that need Prometheus (NEEDS_PROMETHEUS) only when `metrics_tools` is
+    true (the server has --prometheus-url or --prometheus-service)."""
+    modules = [m for m in family_modules()
+               if metrics_tools or not getattr(m, "NEEDS_PROMETHEUS", False)]
+    full = collect(modules)
     if cluster_tools:
         return full
     tools = {name: tool for name, tool in full.tools.items() if tool.namespaced}
@@ -65,7 +69,7 @@ def load(*, cluster_tools=True):
 
 def run_tool(reader, name, arguments, *, registry=None):
     """Run a checked tool call; returns (text, is_error)."""
-    handler = (registry or load()).handlers[name]
+    handler = (registry or load(metrics_tools=True)).handlers[name]
     try:
         return handler(reader, arguments), False
     except ReadError as exc:

@@ -8,7 +8,7 @@ secret-looking label) and one server per connection mode serve every read-only t
 
 import pytest
 
-from fixtures.kube_sim import start_sim
+from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.prometheus import available
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
 from tests.support.server_support import ServerProcess
@@ -75,9 +75,8 @@ def test_get_metrics_finds_the_throttled_workload(server):
 
 
 def test_get_metrics_of_a_healthy_pod_says_nothing_abnormal(server, sim):
-    pod = next(o["metadata"]["name"] for o in sim.store.objects()
-               if o["kind"] == "Pod" and o["metadata"]["namespace"] == "prod"
-               and o["metadata"]["name"].startswith("frontend-"))
+    pods, _ = sim.store.list("pods", "prod")
+    pod = next(p["metadata"]["name"] for p in pods if p["metadata"]["name"].startswith("frontend-"))
     text = ok(server, "get_metrics", {"namespace": "prod", "pod": pod, "window_minutes": 30})
     assert text.splitlines()[1].startswith("nothing abnormal")
     assert "cpu throttled: no cAdvisor series" in text  # frontend has no CPU limit: absent, not 0%
