@@ -52,6 +52,7 @@ environment:
   ANTHROPIC_BASE_URL      Messages API endpoint (default https://api.anthropic.com)
   KUBECONFIG              read by kubectl, for the default server and executed actions,
                           unless --kubeconfig is given
+  PROMETHEUS_URL          --prometheus-url when it is not given (the default server only)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
                           send the run's trace over OTLP/HTTP (JSON) when the run ends; the
                           first is a base URL (/v1/traces is appended), the second is used as
@@ -94,6 +95,15 @@ def build_parser():
                    "(default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
     p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
                    "(default: the live API)")
+    p.add_argument("--prometheus-url", metavar="URL", default=os.environ.get("PROMETHEUS_URL"),
+                   help="Prometheus for the default server's metrics tools (default: "
+                   "$PROMETHEUS_URL, else none: no metrics tools)")
+    p.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token file for "
+                   "--prometheus-url (default: none)")
+    p.add_argument("--prometheus-ca", metavar="FILE", help="CA certificate file for an https "
+                   "--prometheus-url (default: the system's)")
+    p.add_argument("--prometheus-service", metavar="NS/NAME:PORT", help="reach Prometheus as a "
+                   "Service through the default server's kubectl proxy instead (default: none)")
     p.add_argument("--no-preflight", action="store_true", help="skip the cluster checks made "
                    "through the server before the first model call (default: checked)")
     p.add_argument("--model", help=f"model (default: {DEFAULT_MODEL}, or the replay fixture's)")
@@ -181,6 +191,7 @@ def check_options(args):
         value = getattr(args, flag)
         if value is not None and (not value or value.startswith("-")):
             raise UsageError(f"--{flag}: {value!r} is not a usable value")
+    check_prometheus(args)
     if args.kubeconfig:  # the server, the rendered commands and the gate's runner share it
         args.kubeconfig = os.path.abspath(args.kubeconfig)
         if not os.path.isfile(args.kubeconfig):
@@ -189,6 +200,36 @@ def check_options(args):
         raise UsageError(f"--max-result-bytes {args.max_result_bytes}: a result cut that short "
                          "leaves the model nothing to read; give 1024 or more (0: no cap)")
     return namespaces
+
+
+PROMETHEUS_FLAGS = ("prometheus_url", "prometheus_token_file", "prometheus_ca", "prometheus_service")
+
+
+def check_prometheus(args):
+    """The --prometheus-* options: for the default server only, one way to Prometheus, files that
+    exist (made absolute: the server may run elsewhere). PROMETHEUS_URL is ignored with --mcp."""
+    given = [f for f in PROMETHEUS_FLAGS if getattr(args, f, None) is not None]
+    if args.mcp is not None:
+        explicit = [f for f in given if not (f == "prometheus_url"
+                                             and args.prometheus_url == os.environ.get("PROMETHEUS_URL"))]
+        if explicit:
+            raise UsageError(f"--{explicit[0].replace('_', '-')} configures this project's server;"
+                             " with --mcp, give it in the server's own command")
+        args.prometheus_url = None
+        return
+    if args.prometheus_url == "":
+        args.prometheus_url = None  # PROMETHEUS_URL= (empty) means none
+    if args.prometheus_url and args.prometheus_service:
+        raise UsageError("--prometheus-url (or PROMETHEUS_URL) and --prometheus-service: give one")
+    for flag in ("prometheus_token_file", "prometheus_ca"):
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if not args.prometheus_url:
+            raise UsageError(f"--{flag.replace('_', '-')} goes with --prometheus-url")
+        if not os.path.isfile(value):
+            raise UsageError(f"--{flag.replace('_', '-')} {value}: no such file")
+        setattr(args, flag, os.path.abspath(value))
 
 
 def server_argv(args, namespaces):
@@ -208,4 +249,7 @@ def server_argv(args, namespaces):
         argv += ["--context", args.context]
     if args.kubeconfig:
         argv += ["--kubeconfig", args.kubeconfig]
+    for flag in PROMETHEUS_FLAGS:
+        if getattr(args, flag, None):
+            argv += ["--" + flag.replace("_", "-"), getattr(args, flag)]
     return argv

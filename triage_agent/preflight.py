@@ -9,6 +9,11 @@ a mistyped namespace ends the run loudly before any money is spent.
                             -> a warning: the credentials list pods (none there) but cannot
                                read the Namespace object (403), so a typo cannot be ruled out
         a pod list          -> the namespace exists and its pods can be listed
+    when the server offers the metrics tools (it has a Prometheus):
+                    list_metrics {namespace, match: container_}  (the first namespace)
+        an error result     -> PreflightError: Prometheus is down, slow, refuses the token or
+                               is not Prometheus (the server asked /api/v1/status/buildinfo)
+        a list              -> "Prometheus answered", with its first line
 
 The checks are ordinary tool calls, so they go where every read goes (the server's reader) and
 into the audit log like every other read, as step 0 with decision `preflight` (on stderr the
@@ -72,11 +77,19 @@ class PreflightError(Exception):
         self.cause, self.advice, self.server_failed = cause, advice, server_failed
 
 
+METRICS_PROBE = {"match": "container_"}  # cAdvisor's series: a small list that proves the scrape
+METRICS_ADVICE = ("check --prometheus-url (or PROMETHEUS_URL), --prometheus-token-file and "
+                  "--prometheus-ca, or --prometheus-service, as the error says; leave them out "
+                  "to triage without the metrics tools")
+
+
 @dataclass
 class Preflight:
-    """What the checks found: namespaces whose pods were listed, and warnings."""
+    """What the checks found: namespaces whose pods were listed, warnings, and the first line of
+    the Prometheus check ('' when the server has no metrics tools)."""
     listed: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    prometheus: str = ""
 
 
 def advice_for(cause, namespace):
@@ -108,7 +121,27 @@ def run_preflight(tools, namespaces, *, audit=None):
                 f"Namespace object, so it may not exist: check the spelling in --namespaces")
         else:
             found.listed.append(namespace)
+    found.prometheus = check_prometheus(tools, namespaces[0], audit=audit)
     return found
+
+
+def check_prometheus(tools, namespace, *, audit=None):
+    """'' when the server offers no metrics tools; else the first line of list_metrics, or
+    PreflightError when Prometheus did not answer as Prometheus."""
+    offered = {t.get("name") for t in tools.list()} if hasattr(tools, "list") else set()
+    if "list_metrics" not in offered:
+        return ""
+    arguments = dict(METRICS_PROBE, namespace=namespace)
+    text, is_error = tools.call("list_metrics", arguments)
+    text = text if isinstance(text, str) else str(text)
+    if audit is not None:
+        audit(show=False, step=0, tool="list_metrics", arguments=arguments, decision="preflight",
+              is_error=bool(is_error), bytes=len(text.encode()),
+              **({"error": first_line(text, 160)} if is_error else {}))
+    if is_error:
+        raise PreflightError(f"Prometheus: {first_line(text, 400) or 'no reason given'}", METRICS_ADVICE,
+                             server_failed=text.startswith(SERVER_FAILED))
+    return first_line(text, 300)
 
 
 def before_run(tools, namespaces, *, skip, say, fail, audit=None):
@@ -131,4 +164,6 @@ def before_run(tools, namespaces, *, skip, say, fail, audit=None):
     for warning in found.warnings:
         say(f"warning: {warning}")
     say("preflight passed: the cluster answered and pods can be listed in " + ", ".join(namespaces))
+    if found.prometheus:
+        say(f"preflight: Prometheus answered: {found.prometheus}")
     return None

@@ -177,7 +177,8 @@ def cap_text(lines, cap):
     return "\n".join(out)
 
 
-def list_digest(series_list, *, namespace, minutes, match=None, max_names=200, cap=BYTE_CAP):
+def list_digest(series_list, *, namespace, minutes, match=None, source="", max_names=200,
+                cap=BYTE_CAP):
     """The list_metrics text from /api/v1/series: names with series counts and their labels."""
     names = {}
     for metric in series_list or []:
@@ -187,7 +188,7 @@ def list_digest(series_list, *, namespace, minutes, match=None, max_names=200, c
     total = sum(count for count, _ in names.values())
     lines = [f"metrics with series in {namespace} over the last {minutes} min"
              + (f" matching {match!r}" if match else "")
-             + f": {len(names)} names, {total} series"]
+             + f": {len(names)} names, {total} series" + (f" (from {source})" if source else "")]
     if not names:
         lines.append("no series here: Prometheus scrapes nothing that carries this namespace's label"
                      + (" under that name" if match else ""))

@@ -9,8 +9,9 @@
 Prometheus answers {"status": "success", "data": ..., "warnings": [...]} or {"status": "error",
 "errorType", "error"} (400 bad_data, 422 execution, 503 unavailable). Anything else, a login
 page, Grafana, a 200 without that envelope, is "not Prometheus" and said so. Only ENDPOINT
-names can be asked for; `buildinfo()` (direct mode only: the service proxy opens only the query
-endpoints) is the preflight's question "who answers at this URL".
+names can be asked for. In direct mode the first query is preceded by `buildinfo()`
+(/api/v1/status/buildinfo: "who answers at this URL", whose version `describe()` then names);
+the service proxy opens only the query endpoints, where the envelope alone tells Prometheus.
 """
 
 import json
@@ -86,6 +87,7 @@ class DirectPrometheus:
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
             raise ValueError(f"{url!r} is not an http(s) base URL such as http://prometheus:9090")
         self.url, self.where = url.rstrip("/"), f"Prometheus at {url.rstrip('/')}"
+        self.version = None  # from buildinfo, asked before the first query
         self.token_file, self.timeout, self.max_bytes = token_file, timeout, max_bytes
         import ssl  # here, not at import: the server starts without http, ssl and email loaded
         import urllib.request
@@ -95,7 +97,8 @@ class DirectPrometheus:
         self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
 
     def describe(self):
-        return self.where
+        """Who answers: 'Prometheus 2.42.0 at URL' once buildinfo was read."""
+        return self.where.replace("Prometheus", f"Prometheus {self.version}", 1) if self.version else self.where
 
     def _headers(self):
         if not self.token_file:
@@ -148,10 +151,13 @@ class DirectPrometheus:
 
     def api(self, endpoint, params=None, *, reader=None):
         """One GET of an ENDPOINT -> the envelope's data (PrometheusError on any failure)."""
+        target = _target(endpoint, params)
+        if self.version is None:  # once: is it Prometheus at all (a login page can say 200)?
+            self.version = str(self.buildinfo().get("version"))
         timeout = self.timeout
         if reader is not None and getattr(reader, "_deadline", None):
             timeout = max(0.1, min(timeout, reader.remaining()))
-        status, body = self._get(_target(endpoint, params), timeout)
+        status, body = self._get(target, timeout)
         if status in (401, 403):
             raise PrometheusError(self._refused(status))
         return unwrap(status, body, where=self.where)

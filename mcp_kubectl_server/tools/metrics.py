@@ -225,7 +225,7 @@ def list_metrics(reader, args):
     stray = [s for s in found or [] if not isinstance(s, dict) or s.get("namespace") != ns]
     if stray:
         raise ReadError(f"answer refused: {len(stray)} series outside namespace {ns} came back")
-    return list_digest(found, namespace=ns, minutes=60, match=match)
+    return list_digest(found, namespace=ns, minutes=60, match=match, source=reader.prometheus.describe())
 
 
 HANDLERS = {"get_metrics": get_metrics, "query_metrics": query_metrics, "list_metrics": list_metrics}

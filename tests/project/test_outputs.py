@@ -26,7 +26,8 @@ SCHEMA = OUTPUTS / "report.schema.json"
 PREFIX = "mcp__kubectl-ro__"
 FOUR_TOOLS = ("get_pods", "describe_pod", "get_events", "get_logs")
 SERVER_TOOLS = FOUR_TOOLS + ("get_services", "get_config", "get_storage", "get_quotas", "get_workloads",
-                             "describe_workload", "get_nodes", "describe_node", "get_network_policies")
+                             "describe_workload", "get_nodes", "describe_node", "get_network_policies",
+                             "get_metrics", "query_metrics", "list_metrics")
 MODEL_ALIASES = {"sonnet", "opus", "haiku", "inherit"}
 SKILL_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
@@ -144,7 +145,8 @@ def server_tools():
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
     ]
-    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "default", "--quiet"]
+    argv = [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "default", "--quiet",
+            "--prometheus-url", "http://127.0.0.1:9"]  # the metrics tools are listed only with one
     done = subprocess.run(argv, input="".join(json.dumps(r) + "\n" for r in requests),
                           capture_output=True, text=True, timeout=30, cwd=ROOT)
     replies = {reply.get("id"): reply for reply in map(json.loads, done.stdout.splitlines())}

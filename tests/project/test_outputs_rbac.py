@@ -37,6 +37,8 @@ CLUSTER_WIDE = {("", "pods"): {"list"}}
 NODE_EVENTS = "triage-agent-node-events"  # its Role, in default, where events about nodes are stored
 MAY_READ = {g: NAMESPACED.get(g, set()) | CLUSTER_SCOPED.get(g, set()) for g in {*NAMESPACED, *CLUSTER_SCOPED}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
+# --prometheus-service: get on services/proxy of one Service, in this Role only, by resourceNames.
+PROMETHEUS_ROLE = "triage-agent-prometheus"
 SUBJECT = ("ServiceAccount", "triage-agent")
 
 
@@ -56,6 +58,17 @@ def _check_scope(kind, rule):
                                 + ("a namespaced kind belongs in the per-namespace Role" if kind == "ClusterRole"
                                    else "a Role cannot grant a cluster-scoped kind"))
     return problems
+
+
+def _check_prometheus_rule(rule):
+    """The one rule of the Prometheus Role: get services/proxy on named Services only."""
+    names = rule.get("resourceNames")
+    if (rule.get("apiGroups"), rule.get("resources"), rule.get("verbs")) != ([""], ["services/proxy"], ["get"]):
+        return [f"Role {PROMETHEUS_ROLE} grants {rule!r}: only get on services/proxy"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        return [f"Role {PROMETHEUS_ROLE}: services/proxy needs resourceNames (Prometheus' Service"
+                " only), or it proxies to every Service of the namespace"]
+    return []
 
 
 def _check_rule(rule, grants):
@@ -111,6 +124,9 @@ def check_rbac(docs):
             if kind == "Role" and not (doc.get("metadata") or {}).get("namespace"):
                 problems.append(f"Role {name}: needs metadata.namespace (an allowed namespace)")
             for rule in doc.get("rules") or []:
+                if kind == "Role" and name == PROMETHEUS_ROLE:
+                    problems += _check_prometheus_rule(rule)
+                    continue
                 found = _check_rule(rule, grants)
                 problems += found or _check_scope(kind, rule)
                 if name == NODE_EVENTS and not found and set(rule["resources"]) - {"events"}:
@@ -128,7 +144,7 @@ def check_rbac(docs):
 def test_rbac_is_read_only_least_privilege():
     docs = load_documents(RBAC.read_text(encoding="utf-8"))
     assert [d["kind"] for d in docs] == ["Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
-                                         "ClusterRoleBinding", "Role", "RoleBinding"]
+                                         "ClusterRoleBinding", "Role", "RoleBinding", "Role", "RoleBinding"]
     assert check_rbac(docs) == []
 
 
@@ -196,6 +212,12 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
      "[get, list]\n  - apiGroups: [networking.k8s.io]\n    resources: [networkpolicies]\n    verbs: [list]\n",
      "ClusterRole grants networkpolicies (group 'networking.k8s.io'): a namespaced kind belongs"),
     ("apiGroups: [networking.k8s.io]", "apiGroups: [extensions]", "the tools never read networkpolicies"),
+    ('    resourceNames: ["prometheus:9090"]\n', "", "services/proxy needs resourceNames"),
+    ('    resourceNames: ["prometheus:9090"]\n    verbs: [get]', '    resourceNames: ["prometheus:9090"]\n'
+     "    verbs: [get, list]", "only get on services/proxy"),
+    ("resources: [services/proxy]", "resources: [services/proxy, pods/proxy]", "only get on services/proxy"),
+    ("  name: triage-agent-prometheus\n  namespace: monitoring\nrules:",
+     "  name: triage-agent-other\n  namespace: monitoring\nrules:", "must have exactly apiGroups"),
 ])
 def test_rbac_check_fails(old, new, message):
     text = RBAC.read_text(encoding="utf-8")

@@ -17,6 +17,7 @@ from mcp_kubectl_server.read.prometheus import (DirectPrometheus, PrometheusErro
                                                 parse_service, service_prefix)
 
 SUCCESS = {"status": "success", "data": {"resultType": "vector", "result": []}}
+BUILDINFO = json.dumps({"status": "success", "data": {"version": "2.42.0", "revision": "x"}}).encode()
 
 
 class Scripted(BaseHTTPRequestHandler):
@@ -28,8 +29,11 @@ class Scripted(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        self.server.seen.append((self.command, self.path, dict(self.headers)))
-        status, content_type, body = self.server.script(self)
+        if self.server.prometheus and self.path == "/api/v1/status/buildinfo":
+            status, content_type, body = 200, "application/json", BUILDINFO
+        else:
+            self.server.seen.append((self.command, self.path, dict(self.headers)))
+            status, content_type, body = self.server.script(self)
         if status is None:
             return
         self.send_response(status)
@@ -48,10 +52,12 @@ class Scripted(BaseHTTPRequestHandler):
 def serve():
     started = []
 
-    def start(script):
+    def start(script, *, prometheus=True):
+        """A server answering `script`; with `prometheus`, /api/v1/status/buildinfo as Prometheus
+        does (the client asks it before its first query), else that too is scripted."""
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
         httpd.daemon_threads = True
-        httpd.script, httpd.seen = script, []
+        httpd.script, httpd.seen, httpd.prometheus = script, [], prometheus
         started.append(ServerThread(httpd).start())
         return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
 
@@ -101,7 +107,7 @@ def test_slow_is_stopped_at_the_timeout(serve):
         release.wait(10)
         return None, "", b""
 
-    _, url = serve(hang)
+    _, url = serve(hang, prometheus=False)
     try:
         text = failure(DirectPrometheus(url, timeout=0.3))
     finally:
@@ -113,7 +119,7 @@ def test_slow_is_stopped_at_the_timeout(serve):
 @pytest.mark.parametrize("status, words", [(401, "rejected the credentials (401 Unauthorized)"),
                                            (403, "refused (403 Forbidden)")])
 def test_401_and_403_name_the_token_file(serve, status, words):
-    _, url = serve(answer(status, b"Unauthorized", "text/plain"))
+    _, url = serve(answer(status, b"Unauthorized", "text/plain"), prometheus=False)
     text = failure(DirectPrometheus(url))
     assert words in text and "--prometheus-token-file" in text and "retrying will not help" in text
 
@@ -125,7 +131,7 @@ def test_401_and_403_name_the_token_file(serve, status, words):
     (200, "application/json", b""),
 ])
 def test_not_prometheus_is_said_so(serve, status, content_type, body):
-    _, url = serve(lambda handler: (status, content_type, body))
+    _, url = serve(lambda handler: (status, content_type, body), prometheus=False)
     text = failure(DirectPrometheus(url))
     assert "not as Prometheus' API does (no JSON status envelope" in text
     assert "not at Grafana, a login page or another service" in text
@@ -180,12 +186,19 @@ def test_only_the_query_endpoints_can_be_asked_for():
             client.api(endpoint, {})
 
 
-def test_buildinfo_tells_prometheus_from_anything_else(serve):
-    _, url = serve(answer(200, {"status": "success", "data": {"version": "2.42.0"}}))
-    assert DirectPrometheus(url).buildinfo()["version"] == "2.42.0"
-    _, url = serve(answer(200, {"status": "success", "data": []}))
-    with pytest.raises(PrometheusError, match="has no build information: it is not Prometheus"):
-        DirectPrometheus(url).buildinfo()
+def test_buildinfo_is_asked_once_and_names_the_version(serve):
+    httpd, url = serve(answer(200, SUCCESS))
+    client = DirectPrometheus(url)
+    assert client.describe() == f"Prometheus at {url}"
+    client.api("query", {"query": "up"})
+    client.api("query", {"query": "up"})
+    assert client.describe() == f"Prometheus 2.42.0 at {url}" and len(httpd.seen) == 2
+
+
+def test_a_success_envelope_without_build_information_is_not_prometheus(serve):
+    _, url = serve(answer(200, {"status": "success", "data": []}), prometheus=False)
+    assert failure(DirectPrometheus(url)) == (f"Prometheus at {url} has no build information: it is"
+                                              " not Prometheus")
 
 
 @pytest.mark.parametrize("url", ["prometheus:9090", "ftp://x", "http://", "http://x/?q=1", ""])
