@@ -95,8 +95,7 @@ def build_parser():
                    "(default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
     p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
                    "(default: the live API)")
-    p.add_argument("--prometheus-url", metavar="URL", default=os.environ.get("PROMETHEUS_URL"),
-                   help="Prometheus for the default server's metrics tools (default: "
+    p.add_argument("--prometheus-url", metavar="URL", help="Prometheus for the default server's metrics tools (default: "
                    "$PROMETHEUS_URL, else none: no metrics tools)")
     p.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token file for "
                    "--prometheus-url (default: none)")
@@ -210,15 +209,12 @@ def check_prometheus(args):
     exist (made absolute: the server may run elsewhere). PROMETHEUS_URL is ignored with --mcp."""
     given = [f for f in PROMETHEUS_FLAGS if getattr(args, f, None) is not None]
     if args.mcp is not None:
-        explicit = [f for f in given if not (f == "prometheus_url"
-                                             and args.prometheus_url == os.environ.get("PROMETHEUS_URL"))]
-        if explicit:
-            raise UsageError(f"--{explicit[0].replace('_', '-')} configures this project's server;"
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} configures this project's server;"
                              " with --mcp, give it in the server's own command")
-        args.prometheus_url = None
         return
-    if args.prometheus_url == "":
-        args.prometheus_url = None  # PROMETHEUS_URL= (empty) means none
+    if args.prometheus_url is None and not args.prometheus_service:
+        args.prometheus_url = os.environ.get("PROMETHEUS_URL") or None
     if args.prometheus_url and args.prometheus_service:
         raise UsageError("--prometheus-url (or PROMETHEUS_URL) and --prometheus-service: give one")
     for flag in ("prometheus_token_file", "prometheus_ca"):

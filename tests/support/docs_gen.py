@@ -88,8 +88,9 @@ def tool_section(definition, *, cluster_scoped, patterns):
 def tools_page():
     """docs/tools.md, from the registry of the server this checkout would run."""
     from mcp_kubectl_server.tools import registry
-    full = registry.load()
-    namespaced = registry.load(cluster_tools=False).tools
+    full = registry.load(metrics_tools=True)
+    namespaced = registry.load(cluster_tools=False, metrics_tools=True).tools
+    plain = registry.load().tools  # without a Prometheus: the metrics tools are not offered
     patterns = _pattern_names()
     definitions = [tool.definition() for tool in full.tools.values()]
     lines = [GENERATED.format(source="the server's tool registry "
@@ -101,6 +102,8 @@ def tools_page():
              "| tool | title | scope |", "|---|---|---|"]
     for d in definitions:
         scope = "namespace" if d["name"] in namespaced else "cluster (`--no-cluster-tools`)"
+        if d["name"] not in plain:
+            scope += " (only with `--prometheus-url` or `--prometheus-service`)"
         lines.append(f"| [`{d['name']}`](#{d['name']}) | {_cell(d['title'])} "
                      f"| {scope} |")
     lines.append("")
