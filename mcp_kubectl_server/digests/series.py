@@ -111,9 +111,10 @@ def biggest_change(pts):
 def labels(metric, *, drop=("namespace",)):
     """`name{a="1",b="2"}` without the labels every series shares (the namespace)."""
     name = metric.get("__name__", "")
-    inner = ",".join(f'{k}="{v}"' for k, v in sorted(metric.items())
-                     if k != "__name__" and k not in drop)
-    return f"{name}{{{inner}}}"
+    kept = [(k, v) for k, v in sorted(metric.items()) if k != "__name__" and k not in drop]
+    if not kept:  # an aggregation by (namespace) alone: say which one rather than {}
+        kept = [(k, v) for k, v in sorted(metric.items()) if k != "__name__"]
+    return name + "{" + ",".join(f'{k}="{v}"' for k, v in kept) + "}"
 
 
 def range_line(series, *, end, threshold=None):

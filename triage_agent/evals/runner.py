@@ -48,17 +48,21 @@ class Simulator:
 
     def __init__(self, cluster, tmp):
         self.kubeconfig, self.journal = str(Path(tmp, "kubeconfig")), str(Path(tmp, "journal"))
+        self.prometheus_url = None
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fixtures.kube_sim", str(cluster), "--kubeconfig",
              self.kubeconfig, "--journal", self.journal], cwd=grade.PROJECT_ROOT,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def wait_ready(self):
-        """Block until the simulator prints its serving line; SimError otherwise."""
+        """Block until the simulator prints its serving line; SimError otherwise. A cluster with
+        a metrics section has a Prometheus beside it, whose URL the line names (prometheus=URL)."""
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ)
-            if sel.select(SIM_START_TIMEOUT) and self.proc.stdout.readline().startswith(
-                    "kube-sim serving"):
+            line = self.proc.stdout.readline() if sel.select(SIM_START_TIMEOUT) else ""
+            if line.startswith("kube-sim serving"):
+                self.prometheus_url = next((word.split("=", 1)[1] for word in line.split()
+                                            if word.startswith("prometheus=")), None)
                 return
         self.proc.kill()
         _, err = self.proc.communicate(timeout=10)
@@ -80,11 +84,13 @@ class Simulator:
         self.proc.stderr.close()
 
 
-def cli_argv(scenario, *, kubeconfig, audit_log, live):
-    """The triage CLI command for one run."""
+def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None):
+    """The triage CLI command for one run (with the simulator's Prometheus when it has one)."""
     argv = [sys.executable, "-m", "triage_agent", scenario["symptom"], "--namespaces",
             ",".join(scenario["namespaces"]), "--kubeconfig", kubeconfig, "--json",
             "--audit-log", audit_log]
+    if prometheus_url:
+        argv += ["--prometheus-url", prometheus_url]
     return argv if live else argv + ["--replay", str(grade.resolve(scenario["replay"]))]
 
 
@@ -110,7 +116,7 @@ def run_scenario(scenario, *, run=1, live=False):
         sim = Simulator(grade.resolve(scenario["cluster"]), tmp)
         try:
             sim.wait_ready()
-            exit_code, stdout, stderr = _run_cli(scenario, sim.kubeconfig, tmp, live)
+            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live)
             journal = sim.journal_entries()
         except SimError as exc:
             exit_code, stdout, stderr, journal = None, "", str(exc), []
@@ -128,10 +134,10 @@ def run_scenario(scenario, *, run=1, live=False):
                      model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:])
 
 
-def _run_cli(scenario, kubeconfig, tmp, live):
+def _run_cli(scenario, sim, tmp, live):
     """(exit code or None, stdout, stderr); a timeout or ^C kills the CLI and its MCP server."""
-    argv = cli_argv(scenario, kubeconfig=kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
-                    live=live)
+    argv = cli_argv(scenario, kubeconfig=sim.kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
+                    live=live, prometheus_url=sim.prometheus_url)
     # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
     env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
     proc = subprocess.Popen(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,

@@ -178,7 +178,7 @@ def test_the_simulator_journal_and_the_audit_log_reach_the_grader(monkeypatch, m
     outcome = json.dumps({"report": report, "stop": "report", "tool_calls": 2, "violations": [],
                           "proposals": [], "grounding_warnings": [], "usage": {},
                           "cost_usd": 0.01, "model": "fake"})
-    monkeypatch.setattr(evaluate, "cli_argv", lambda scenario, *, kubeconfig, audit_log, live: [
+    monkeypatch.setattr(evaluate, "cli_argv", lambda scenario, *, kubeconfig, audit_log, live, **_: [
         sys.executable, "-c", FAKE_CLI, kubeconfig, audit_log, mode, outcome])
     result = evaluate.run_scenario(grade.load_scenario("healthy"))
     failures = {c.name: c.detail for c in result.checks if not c.passed}
