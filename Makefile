@@ -51,9 +51,15 @@ test-browser: test-deps
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.
+# `make demo CLUSTER=NAME` replays that eval scenario instead (its cluster, symptom and replay;
+# a Prometheus beside the simulator when the cluster has metrics, e.g. CLUSTER=memory-leak).
 demo: check
+ifneq ($(filter command line environment,$(origin CLUSTER)),)
+	$(PYTHON) -m fixtures.run_on_sim --scenario $(CLUSTER)
+else
 	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-injection.json
+endif
 
 # The three write gates on the simulated cluster: the replay proposes a rollback, you answer the
 # approval prompt, and with --execute an approved rollback really changes the simulated cluster.
