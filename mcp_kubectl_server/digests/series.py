@@ -11,7 +11,7 @@ shown, the rest counted with a topk() suggestion, and the whole text stays under
 Values that are not numbers (NaN, Inf) are left out of the statistics and counted.
 """
 
-import math
+import operator
 import time
 
 MAX_SERIES = 20
@@ -21,15 +21,19 @@ BYTE_CAP = 16 * 1024
 def points(series):
     """[(t, v)] of a matrix series (or [(t, v)] of a vector sample), finite values only."""
     raw = series.get("values") or ([series["value"]] if series.get("value") else [])
-    out = []
-    for t, v in raw:
-        try:
-            value = float(v)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(value):
-            out.append((float(t), value))
-    return out
+    try:
+        out = [(float(t), float(v)) for t, v in raw]
+    except (TypeError, ValueError):  # not Prometheus' shape: keep what parses
+        out = [pair for pair in map(_point, raw) if pair is not None]
+    return [(t, v) for t, v in out if v - v == 0]  # NaN and +/-Inf fail this
+
+
+def _point(sample):
+    try:
+        t, v = sample
+        return float(t), float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def stats(pts):
@@ -45,12 +49,12 @@ def slope_per_minute(pts):
     if len(pts) < 3:
         return None
     n = len(pts)
-    mt = sum(t for t, _ in pts) / n
-    mv = sum(v for _, v in pts) / n
-    var = sum((t - mt) ** 2 for t, _ in pts)
-    if var == 0:
+    times, values = [t - pts[0][0] for t, _ in pts], [v for _, v in pts]  # shifted: no cancellation
+    st, sv = sum(times), sum(values)
+    var = sum(map(operator.mul, times, times)) - st * st / n
+    if var <= 0:
         return None
-    return sum((t - mt) * (v - mv) for t, v in pts) / var * 60
+    return (sum(map(operator.mul, times, values)) - st * sv / n) / var * 60
 
 
 def since_last_drop(pts, drop=0.3):
@@ -92,7 +96,8 @@ def trend(pts, fmt=number):
     if slope is None:
         return "too few points for a trend"
     span = (pts[-1][0] - pts[0][0]) / 60
-    scale = max(abs(v) for _, v in pts) or 1.0
+    values = [v for _, v in pts]
+    scale = max(max(values), -min(values)) or 1.0
     if abs(slope * span) < 0.05 * scale:
         return "flat"
     word = "rising" if slope > 0 else "falling"
@@ -103,9 +108,11 @@ def biggest_change(pts):
     """(t, delta) of the largest step between two neighbouring points, or None."""
     if len(pts) < 2:
         return None
-    i = max(range(1, len(pts)), key=lambda j: abs(pts[j][1] - pts[j - 1][1]))
-    delta = pts[i][1] - pts[i - 1][1]
-    return (pts[i][0], delta) if delta else None
+    values = [v for _, v in pts]
+    steps = list(map(operator.sub, values[1:], values[:-1]))
+    up, down = max(steps), min(steps)
+    delta = up if up >= -down else down
+    return (pts[steps.index(delta) + 1][0], delta) if delta else None
 
 
 def labels(metric, *, drop=("namespace",)):
@@ -117,9 +124,9 @@ def labels(metric, *, drop=("namespace",)):
     return name + "{" + ",".join(f'{k}="{v}"' for k, v in kept) + "}"
 
 
-def range_line(series, *, end, threshold=None):
+def range_line(series, *, end, threshold=None, pts=None):
     """One matrix series as min/avg/max/last, trend, biggest change and first time over a threshold."""
-    pts = points(series)
+    pts = points(series) if pts is None else pts
     head = labels(series.get("metric") or {})
     if not pts:
         return f"{head} no numeric points"
@@ -135,16 +142,11 @@ def range_line(series, *, end, threshold=None):
     return line
 
 
-def _rank(series):
-    pts = points(series)
-    return max((v for _, v in pts), default=float("-inf"))
-
-
 def query_digest(data, *, namespace, query, end, minutes=None, step=None, threshold=None,
                  max_series=MAX_SERIES, cap=BYTE_CAP):
     """The query_metrics text for Prometheus' data {resultType, result} (vector or matrix)."""
-    result = list(data.get("result") or [])
-    result.sort(key=_rank, reverse=True)
+    result = [(points(series), series) for series in data.get("result") or []]
+    result.sort(key=lambda item: max((v for _, v in item[0]), default=float("-inf")), reverse=True)
     shown = result[:max_series]
     what = (f"range {minutes} min to {clock(end)} step {step}s" if minutes
             else f"instant at {clock(end)}")
@@ -153,11 +155,10 @@ def query_digest(data, *, namespace, query, end, minutes=None, step=None, thresh
     lines.append(f"sent: {query}")
     if not result:
         lines.append("no series matched: list_metrics shows which metric names have series here")
-    for series in shown:
+    for pts, series in shown:
         if minutes:
-            lines.append(range_line(series, end=end, threshold=threshold))
+            lines.append(range_line(series, end=end, threshold=threshold, pts=pts))
         else:
-            pts = points(series)
             lines.append(f"{labels(series.get('metric') or {})} "
                          f"{number(pts[-1][1]) if pts else 'no numeric value'}")
     if len(result) > len(shown):

@@ -15,7 +15,8 @@ import sys
 import time
 
 MODULES = ("tests.bench.server", "tests.bench.agent", "tests.bench.reader", "tests.bench.stream",
-           "tests.bench.serve", "tests.bench.cache", "tests.bench.promql", "tests.bench.context")
+           "tests.bench.serve", "tests.bench.cache", "tests.bench.promql", "tests.bench.context",
+           "tests.bench.metrics")
 PAIRS = 5
 
 
