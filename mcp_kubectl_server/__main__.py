@@ -2,10 +2,12 @@
 
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
         [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--no-cluster-tools]
-        [--check]
+        [--prometheus-url URL [--prometheus-token-file FILE] [--prometheus-ca FILE]
+         | --prometheus-service NS/NAME:PORT] [--check]
 
 --context, --kubeconfig and --kubectl go to the one `kubectl proxy` child (kubectl alone reads
-the kubeconfig); --timeout bounds each tool call's reads together. When it starts serving, the
+the kubeconfig); --timeout bounds each tool call's reads together. With a --prometheus-* option
+the metrics tools are offered too (read/prometheus.py). When it starts serving, the
 server launches the proxy and imports the rest of itself while kubectl starts (nothing waits for
 the proxy before the first read); it stops the proxy however it ends: EOF, SIGTERM, SIGHUP, ^C.
 Exit codes: 0 stdin closed (or --check passed), 1 --check failed, 2 bad options, 130 interrupted,
@@ -116,8 +118,9 @@ def protocol_line():
 def check(reader, namespaces):
     """Health check, on stderr: the MCP revisions served, the cluster's version read through the
     proxy (or why it could not be), then one line per allowed namespace: the header of its pod
-    list as get_pods gives it, or why not (a namespace that does not exist among them). 0 when
-    all of it passed, else 1."""
+    list as get_pods gives it, or why not (a namespace that does not exist among them), and with
+    a Prometheus the first line of list_metrics in the first namespace. 0 when all of it passed,
+    else 1."""
     from mcp_kubectl_server.redact import redact
     from mcp_kubectl_server.tools.registry import run_tool
     from mcp_kubectl_server.tools.pods import NAMESPACE_UNVERIFIED
@@ -136,6 +139,12 @@ def check(reader, namespaces):
         line = " ".join(lines[:1] + [ln for ln in lines[1:] if NAMESPACE_UNVERIFIED in ln])
         print(f"namespace {namespace}: {'check failed: ' if is_error else ''}{line}",
               file=sys.stderr)
+        code = 1 if is_error else code
+    if reader.prometheus is not None:  # what the triage CLI's preflight asks too
+        text, is_error = run_tool(reader.for_call(), "list_metrics",
+                                  {"namespace": namespaces[0], "match": "container_"})
+        first = (redact(text).splitlines() or [""])[0]
+        print(f"prometheus: {'check failed: ' if is_error else ''}{first}", file=sys.stderr)
         code = 1 if is_error else code
     return code
 

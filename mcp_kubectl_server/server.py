@@ -58,8 +58,9 @@ INSTRUCTIONS = ("Read-only kubectl tools for incident triage. Start with get_pod
                 "the pods look healthy, get_services, get_storage, get_quotas and get_config show "
                 "what surrounds them; get_network_policies says which clients may reach them; "
                 "get_workloads and describe_workload show rollouts, Jobs and autoscalers, get_nodes "
-                "and describe_node the nodes. Secrets are never read. Nothing here can change the "
-                "cluster.")
+                "and describe_node the nodes. With a Prometheus, get_metrics, list_metrics and "
+                "query_metrics read metrics in one namespace (the server scopes every query). "
+                "Secrets are never read. Nothing here can change the cluster.")
 _EOF = object()
 
 

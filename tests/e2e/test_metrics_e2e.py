@@ -6,12 +6,15 @@ One simulator (the `throttled` cluster, whose metrics section also holds staging
 secret-looking label) and one server per connection mode serve every read-only test here.
 """
 
+import subprocess
+import sys
+
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.prometheus import available
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
-from tests.support.server_support import ServerProcess
+from tests.support.server_support import ROOT, ServerProcess
 
 pytestmark = pytest.mark.skipif(not available(), reason="prometheus and promtool are not installed "
                                 "(make test installs Debian's prometheus)")
@@ -133,3 +136,24 @@ def test_a_prometheus_that_is_down_is_a_clear_tool_error(sim):
     finally:
         server.close()
     assert is_error and text.startswith("cannot reach Prometheus at http://127.0.0.1:9")
+
+
+def test_check_asks_prometheus_too(sim):
+    done = subprocess.run([sys.executable, "-m", "mcp_kubectl_server", "--check", "--allow-namespaces",
+                           "prod", "--kubeconfig", sim.kubeconfig, "--prometheus-url", sim.prometheus.url],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "\nprometheus: metrics with series in prod over the last 60 min matching 'container_'" in done.stderr
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--prometheus-url", "http://p:9090", "--prometheus-service", "m/p:9090"), "give one of them"),
+    (("--prometheus-service", "prometheus:9090"), "is not NAMESPACE/SERVICE:PORT"),
+    (("--prometheus-token-file", "/etc/hostname"), "go with --prometheus-url"),
+    (("--prometheus-url", "http://p:9090", "--prometheus-ca", "/no/such.pem"), "is not a readable file"),
+    (("--prometheus-url", "prometheus:9090"), "is not an http(s) base URL"),
+])
+def test_bad_prometheus_options_exit_2(flags, message):
+    done = subprocess.run([sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod", *flags],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
