@@ -82,7 +82,7 @@ sim: check
 	$(PYTHON) -m fixtures.kube_sim fixtures/clusters/$(CLUSTER).json --kubeconfig .sim/kubeconfig --journal .sim/journal.jsonl
 
 # Every evaluation scenario, replayed through the real CLI, graded without a model.
-eval: check
+eval: check prometheus-deps
 	$(PYTHON) -m triage_agent.evals
 
 # The same scenarios with a live model (needs ANTHROPIC_API_KEY); results kept for comparison.
@@ -97,5 +97,5 @@ clusters:
 docs:
 	$(PYTHON) -m tests.support.docs_gen
 
-bench: check
+bench: check prometheus-deps
 	$(PYTHON) -m tests.bench
