@@ -12,12 +12,9 @@ import sys
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
-from fixtures.kube_sim.prometheus import available
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
 from tests.support.server_support import ROOT, ServerProcess
 
-pytestmark = pytest.mark.skipif(not available(), reason="prometheus and promtool are not installed "
-                                "(make test installs Debian's prometheus)")
 METRICS_TOOLS = ("get_metrics", "query_metrics", "list_metrics")
 SERVICE = "monitoring/prometheus:9090"
 

@@ -5,12 +5,10 @@ endpoints on the one service and nothing else behind any service proxy; the reje
 
 import pytest
 
-from fixtures.kube_sim.prometheus import available
 from mcp_kubectl_server.read.proxy import accept_paths, reject_paths
 from mcp_kubectl_server.read.reader import Reader
 from tests.server.test_proxy import raw
 
-pytestmark = pytest.mark.skipif(not available(), reason="prometheus is not installed")
 SERVICE = "monitoring/prometheus:9090"
 BASE = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
 OPEN = [f"{BASE}/api/v1/query?query=up", f"{BASE}/api/v1/query_range?query=up&start=1&end=2&step=1",

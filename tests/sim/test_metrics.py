@@ -9,7 +9,6 @@ import urllib.request
 import pytest
 
 from fixtures.kube_sim.metrics import MetricsSectionError, openmetrics, series_samples, value_at
-from fixtures.kube_sim.prometheus import available
 
 NOW = 1_796_000_000.0
 
@@ -56,7 +55,6 @@ def test_openmetrics_groups_families_and_escapes_labels():
         openmetrics({"series": [{"name": "x", "value": {"wobble": 1}}]}, NOW)
 
 
-@pytest.mark.skipif(not available(), reason="prometheus is not installed")
 def test_a_cluster_with_metrics_gets_a_prometheus_and_one_proxied_service(kube_sim):
     sim = kube_sim("memory-leak")
     query = f"/api/v1/query?query=kube_pod_container_status_restarts_total&time={int(time.time())}"

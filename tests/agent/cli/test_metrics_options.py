@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from fixtures.kube_sim.prometheus import available
 from tests.agent.cli.test_preflight import live
 from triage_agent import preflight
 from triage_agent.options import UsageError, build_parser, check_options, server_argv
@@ -90,14 +89,13 @@ def test_a_prometheus_that_does_not_answer_fails_the_preflight():
     assert "--prometheus-url" in caught.value.advice
 
 
-@pytest.mark.skipif(not available(), reason="prometheus is not installed")
 def test_the_cli_says_prometheus_answered_or_stops_before_the_model(kube_sim):
     sim = kube_sim("throttled")
     out, outcome, requests = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig,
                                   "--prometheus-url", sim.prometheus.url)
     line = next(l for l in out.stderr.splitlines() if "Prometheus answered" in l)
     assert line.startswith("triage-agent: preflight: Prometheus answered: metrics with series in prod")
-    assert f"(from Prometheus 2.42.0" in line and requests > 0
+    assert "(from Prometheus 2.42.0" in line and requests > 0
     out, outcome, requests = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig,
                                   "--prometheus-url", "http://127.0.0.1:9")
     assert (out.returncode, outcome["stop"], requests) == (2, "preflight_failed", 0)
