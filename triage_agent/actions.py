@@ -123,7 +123,7 @@ def is_namespace_name(name) -> bool:
     return len(name) <= 63 and re.fullmatch(NAMESPACE_PATTERN, name) is not None
 
 
-def check_arguments(arguments, namespaces) -> "str | None":
+def check_proposal(arguments, namespaces) -> "str | None":
     """The first problem with propose_action arguments, or None when they are usable."""
     if not isinstance(arguments, dict):
         return "arguments must be an object with kind, namespace, target and reason"
@@ -202,7 +202,7 @@ class ActionGate:
         proposal = Proposal(_field(arguments, "kind"), _field(arguments, "namespace"),
                             _field(arguments, "target"), _field(arguments, "reason"))
         self.proposals.append(proposal)
-        problem = check_arguments(arguments, self.namespaces)
+        problem = check_proposal(arguments, self.namespaces)
         if problem:
             return self._finish(proposal, "invalid", problem)
         proposal.argv = build_argv(proposal.kind, proposal.namespace, proposal.target,

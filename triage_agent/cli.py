@@ -165,7 +165,7 @@ def print_outcome(outcome, args, stderr):
     line = records.cost_line(outcome.model, usage)
     if outcome.context:
         from triage_agent import context
-        line += " · " + context.summary_line(outcome.context)
+        line += " · " + context.cost_tail(outcome.context)
     print(terminal.printable(line, keep_newlines=False), file=stderr)
 
 

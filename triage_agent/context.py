@@ -215,7 +215,7 @@ class Keeper:
                 "cut_results": self.cut_results, "largest_result": self.largest}
 
 
-def summary_line(stats):
+def cost_tail(stats):
     """The cost line's tail: cache share, the largest result, cuts, what clearing saved."""
     parts = [f"{stats['cache_read_share']:.0%} of input from the prompt cache"]
     largest = stats.get("largest_result")

@@ -35,7 +35,7 @@ AUTO_NS_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the A
 
 def _policy_lines(policy, pods, namespace):
     md, spec = policy.get("metadata") or {}, policy.get("spec") or {}
-    selected = [p for p in pods if n.selects(policy, p)]
+    selected = [p for p in pods if n.policy_selects(policy, p)]
     selector = spec.get("podSelector") or {}
     who = (f"every pod in {namespace}" if not selector_text(selector, empty="")
            else selector_text(selector))

@@ -35,7 +35,7 @@ def policy_types(policy):
     return ["Ingress"] + (["Egress"] if spec.get("egress") else [])
 
 
-def selects(policy, pod):
+def policy_selects(policy, pod):
     md = policy.get("metadata") or {}
     return pod["namespace"] in ("", md.get("namespace", pod["namespace"])) and \
         selector_matches((policy.get("spec") or {}).get("podSelector") or {}, pod["labels"])
@@ -44,7 +44,7 @@ def selects(policy, pod):
 def isolating(policies, pod, direction):
     """The policies that isolate `pod` for `direction` ('ingress' or 'egress')."""
     kind = DIRECTIONS[direction][0]
-    return [p for p in policies if kind in policy_types(p) and selects(p, pod)]
+    return [p for p in policies if kind in policy_types(p) and policy_selects(p, pod)]
 
 
 def rules(policy, direction):

@@ -21,7 +21,7 @@ SERVICES_MAX = 100
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
-def selects(selector, labels):
+def service_selects(selector, labels):
     """A Service selector (plain map) matches when every key has the same value on the pod."""
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
@@ -107,7 +107,7 @@ def service_block(service, slices, pods, namespace):
     if not selector:
         return 0, lines + [endpoints + "; no selector: its endpoints are managed by hand"]
     live = [p for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-    matched = [p for p in live if selects(selector, p["metadata"].get("labels") or {})]
+    matched = [p for p in live if service_selects(selector, p["metadata"].get("labels") or {})]
     n_ready = sum(1 for p in matched if pod_ready(p))
     lines.append(endpoints + f"; pods matching the selector: {len(matched)} ({n_ready} ready)")
     problems = []

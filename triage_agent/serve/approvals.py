@@ -102,7 +102,7 @@ def command_check(*, kinds, ceiling, context, kubeconfig):
         if record.get("kind") not in kinds:
             return f"kind {record.get('kind')!r} is not enabled in this serve (--allow-action)"
         fields = {key: record.get(key) for key in ("kind", "namespace", "target", "reason")}
-        problem = actions.check_arguments(fields, ceiling)
+        problem = actions.check_proposal(fields, ceiling)
         if problem:
             return problem
         argv = actions.build_argv(fields["kind"], fields["namespace"], fields["target"],

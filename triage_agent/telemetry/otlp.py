@@ -47,7 +47,7 @@ CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
 @dataclass
-class Settings:
+class ExportSettings:
     """What the environment asks for; `url` None means nothing is exported."""
     url: "str | None" = None
     headers: dict = field(default_factory=dict)
@@ -58,9 +58,9 @@ class Settings:
     problems: list = field(default_factory=list)   # one line each, for stderr
 
 
-def settings_from_env(environ) -> Settings:
-    """Settings from OTEL_* variables; a bad value is a problem line, never an exception."""
-    settings = Settings(capture_content=environ.get(CAPTURE, "").strip().lower() == "true")
+def settings_from_env(environ) -> ExportSettings:
+    """ExportSettings from OTEL_* variables; a bad value is a problem line, never an exception."""
+    settings = ExportSettings(capture_content=environ.get(CAPTURE, "").strip().lower() == "true")
     settings.resource.update(_pairs(environ, "OTEL_RESOURCE_ATTRIBUTES", settings.problems,
                                     all_or_nothing=True))
     if environ.get("OTEL_SERVICE_NAME", "").strip():

@@ -265,7 +265,7 @@ def must_not_sleep(seconds):
 
 
 def export_to(receiver, *, timeout=5.0, path="/v1/traces", **options):
-    settings = otlp.Settings(url=receiver.url + path, headers={"x-key": "k"}, timeout=timeout)
+    settings = otlp.ExportSettings(url=receiver.url + path, headers={"x-key": "k"}, timeout=timeout)
     spans = [otel.Tracer().end(Outcome(stop="report"))]
     lines = []
     return otlp.export(settings, spans, warn=lines.append, **options), lines
@@ -323,7 +323,7 @@ def test_a_rejected_export_is_one_warning_without_the_header_values():
 def test_nobody_listening_is_one_warning():
     with Receiver() as receiver:
         url = receiver.url
-    settings = otlp.Settings(url=url + "/v1/traces", timeout=1.0)
+    settings = otlp.ExportSettings(url=url + "/v1/traces", timeout=1.0)
     lines = []
     assert not otlp.export(settings, [{"name": "x"}], warn=lines.append)
     assert len(lines) == 1 and "cannot connect" in lines[0]
