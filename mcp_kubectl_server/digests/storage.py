@@ -128,7 +128,7 @@ def claim_block(pvc, *, classes, users, volumes, warnings, pod_docs=None, nodes=
     if name in warnings:
         ev = warnings[name]
         lines.append(f"  last warning: {ev.get('reason', '')} (x{ev.get('count') or 1}): "
-                     f"{one_line(ev.get('message', ''), 300)}")
+                     f"{one_line(ev.get('message', ''), 300, keep_end=True)}")
     return bool(problem) or conflict or status.get("phase") != "Bound", lines
 
 
