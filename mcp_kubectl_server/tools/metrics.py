@@ -30,7 +30,7 @@ MAX_PODS = 30
 PROMQL_MAX = 2000
 MAX_POINTS = 1000
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
-_WORKLOAD = re.compile(r"(?i)(deployment|statefulset|daemonset|job)/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)")
+_WORKLOAD = re.compile(r"((?i:deployment|statefulset|daemonset|job))/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)")
 _MATCH = re.compile(r"[a-zA-Z0-9_:]{1,100}")
 _THRESHOLD = re.compile(r"(?:>|>=)\s*(?:bool\s+)?(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*$")
 
@@ -183,7 +183,7 @@ def get_metrics(reader, args):
         pods = pods[:MAX_PODS]
     end = time.time()
     step = max(15, window * 60 // 60)
-    pattern = "|".join(re.escape(p) for p in pods)  # names are DNS subdomains: only '.' needs it
+    pattern = "|".join(p.replace(".", "\\.") for p in pods)  # DNS names: only '.' is special
 
     def query(name):
         return QUERIES[name].replace("$NS", ns).replace("$PODS", pattern.replace("\\", "\\\\"))
