@@ -2,6 +2,7 @@
 
     python3 -m mcp_kubectl_server --allow-namespaces NS[,NS...] [--context CTX]
         [--kubeconfig PATH] [--kubectl PATH] [--timeout SECONDS] [--quiet] [--no-cluster-tools]
+        [--read-tls-certificates]
         [--prometheus-url URL [--prometheus-token-file FILE] [--prometheus-ca FILE]
          | --prometheus-service NS/NAME:PORT] [--check]
 
@@ -38,8 +39,14 @@ def build_parser():
                         help="seconds for one tool call's reads, and for the proxy to start (default 20)")
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
     parser.add_argument("--no-cluster-tools", action="store_true",
-                        help="do not offer the cluster-scoped tools (get_nodes, describe_node), and keep"
-                             " their paths out of the proxy's allow-list")
+                        help="do not offer the cluster-scoped tools (get_nodes, describe_node,"
+                             " get_priority_classes), and keep every cluster-scoped path out of the"
+                             " proxy's allow-list (get_ingresses and get_rbac then say what they could"
+                             " not check)")
+    parser.add_argument("--read-tls-certificates", action="store_true",
+                        help="let get_ingresses read the TLS Secrets its Ingresses name, one by name, to"
+                             " report each certificate's subject, issuer and dates (the key is never"
+                             " read out or shown); off by default: no Secret is read at all")
     metrics = parser.add_argument_group("metrics (the metrics tools are offered only with one of these)")
     metrics.add_argument("--prometheus-url", metavar="URL", help="Prometheus' base URL, e.g. "
                          "http://prometheus.monitoring:9090 (default: none)")
@@ -171,7 +178,8 @@ def main(argv=None):
         return 2
     reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
                     timeout=args.timeout, namespaces=args.namespaces,
-                    cluster_scoped=not args.no_cluster_tools, prometheus=prometheus)
+                    cluster_scoped=not args.no_cluster_tools, prometheus=prometheus,
+                    read_tls=args.read_tls_certificates)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
     try:

@@ -19,7 +19,7 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, asc
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Our own server's cluster-scoped read tools: offered without a namespace argument only when the
 # CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
-OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node")
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node", "get_priority_classes")
 
 
 class UsageError(Exception):
@@ -139,6 +139,10 @@ def build_parser():
     p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
                    help="offer this server tool although its calls name no namespace, so the "
                    "loop cannot prove they stay in scope (repeatable; default: none)")
+    p.add_argument("--read-tls-certificates", action="store_true", help="let this project's "
+                   "server read the TLS Secrets the Ingresses name, to show each certificate's "
+                   "subject, issuer and dates (never the key; needs the optional Role in "
+                   "outputs/rbac-tls-certificates.yaml) (default: off, no Secret is read)")
     p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
                    help="seconds per MCP tool call (default: %(default)g)")
     p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
@@ -176,6 +180,9 @@ def check_options(args):
         raise UsageError("give a symptom or --alert, not both")
     if args.alert is None and not (args.symptom or "").strip():
         raise UsageError("the symptom is empty: describe what you see (or give --alert FILE)")
+    if args.mcp is not None and args.read_tls_certificates:
+        raise UsageError("--read-tls-certificates is passed to this project's server; with --mcp, "
+                         "give the server's own flag in that command instead")
     if args.replay and args.record:
         raise UsageError("--record writes a live run; it cannot be combined with --replay")
     if args.execute and not args.allow_action:
@@ -248,4 +255,6 @@ def server_argv(args, namespaces):
     for flag in PROMETHEUS_FLAGS:
         if getattr(args, flag, None):
             argv += ["--" + flag.replace("_", "-"), getattr(args, flag)]
+    if args.read_tls_certificates:
+        argv.append("--read-tls-certificates")
     return argv

@@ -6,14 +6,17 @@
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
 paths the tools use, in the allowed namespaces, plus discovery and /version, and, unless the
-cluster-scoped tools are switched off, what the node and storage tools read outside them: nodes,
-persistent volumes, storage classes, the events stored about nodes in namespace default, and the
-cluster-wide pod list the node tools count pods per node with. `--reject-paths` adds a second,
-independent refusal of the subresources that reach into workloads (exec, attach, portforward,
-proxy) and of Secrets. With --prometheus-service NS/NAME:PORT the allow-list also opens that one
-service's Prometheus query endpoints (read/prometheus.py), and nothing else behind its proxy.
-kubectl splits every one of these flags on commas and matches each part
-unanchored, so each part here is anchored with ^...$ and none contains a comma.
+cluster-scoped tools are switched off, the cluster-scoped kinds the tools read: nodes,
+persistent volumes, storage classes, IngressClasses, PriorityClasses, ClusterRoles and
+ClusterRoleBindings, the events stored about nodes in namespace default, and the cluster-wide
+pod list the node tools count pods per node with. `--reject-paths` adds a second, independent
+refusal of the subresources that reach into workloads (exec, attach, portforward, proxy) and of
+Secrets. Only with --read-tls-certificates (`read_tls`) does a Secret path open, and then only
+GET of one Secret by name in the allowed namespaces: both filters still refuse every list, watch
+and cluster-wide Secret path. With --prometheus-service NS/NAME:PORT the allow-list also opens
+that one service's Prometheus query endpoints (read/prometheus.py), and nothing else behind its
+proxy. kubectl splits every one of these flags on commas and matches each part unanchored, so
+each part here is anchored with ^...$ and none contains a comma.
 
 `Proxy.ensure()` starts the child on first use and waits for its "Starting to serve" line
 (`prepare()` launches it early, without waiting, so that its start overlaps other work;
@@ -48,30 +51,40 @@ NAMESPACED = {
     "/apis/events.k8s.io/v1": ("events",),
     "/apis/networking.k8s.io/v1": ("networkpolicies", "ingresses"),
     "/apis/coordination.k8s.io/v1": ("leases",),
+    "/apis/rbac.authorization.k8s.io/v1": ("roles", "rolebindings"),
 }
-# Cluster-scoped kinds (node and storage tools); dropped when those tools are switched off.
+# Cluster-scoped kinds (node, storage, priority, ingress and RBAC tools); dropped when the
+# cluster-scoped reads are switched off.
 CLUSTER_SCOPED = {"/api/v1": ("nodes", "persistentvolumes"),
-                  "/apis/storage.k8s.io/v1": ("storageclasses",)}
+                  "/apis/storage.k8s.io/v1": ("storageclasses",),
+                  "/apis/networking.k8s.io/v1": ("ingressclasses",),
+                  "/apis/scheduling.k8s.io/v1": ("priorityclasses",),
+                  "/apis/rbac.authorization.k8s.io/v1": ("clusterroles", "clusterrolebindings")}
 GROUPS = ("apps", "batch", "autoscaling", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io",
-          "coordination.k8s.io", "storage.k8s.io")
+          "coordination.k8s.io", "storage.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io")
 # Every method but GET: RE2 has no look-ahead, so spell out "anything that is not exactly GET".
 REJECT_METHODS = r"^$,^[^G],^G$,^G[^E],^GE$,^GE[^T],^GET."
-REJECT_PATHS = ",".join([
-    r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
-    r"/(pods|services|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)",  # NAME or NAME:PORT
-    r"^/api/v1/proxy(/|$)", r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)"])
+_REJECT = [r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
+           r"/(pods|services|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)",  # NAME or NAME:PORT
+           r"^/api/v1/proxy(/|$)"]
+REJECT_SECRETS = [r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)"]
+# With --read-tls-certificates: every Secret path but one object by name stays refused here too.
+REJECT_SECRETS_TLS = [r"^/api/v1/secrets(/|$)", r"^/api/v1/namespaces/[^/]+/secrets/?$",
+                      r"^/api/v1/namespaces/[^/]+/secrets/[^/]+/"]
+REJECT_PATHS = ",".join(_REJECT + REJECT_SECRETS)
 # Prometheus' query endpoints, the only paths --prometheus-service opens behind its service proxy.
 PROMETHEUS_ENDPOINTS = r"(query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-9_]*/values|metadata)"
 
 
-def reject_paths(service=None):
-    """The --reject-paths value. With a Prometheus service, services/NAME:PORT/proxy is no longer
+def reject_paths(service=None, *, read_tls=False):
+    """The --reject-paths value. With `read_tls`, the Secret parts refuse every Secret path but
+    GET of one by name. With a Prometheus service, services/NAME:PORT/proxy is no longer
     refused outright (accept_paths opens exactly its query endpoints); what stays refused is any
     service proxy path that does not go on with /api/v1/ (the UI, /-/ lifecycle, /federate,
     /metrics), spelt as "differs at some character" since RE2 has no look-ahead."""
+    parts = _REJECT + (REJECT_SECRETS_TLS if read_tls else REJECT_SECRETS)
     if not service:
-        return REJECT_PATHS
-    parts = REJECT_PATHS.split(",")
+        return ",".join(parts)
     parts[2] = r"/(pods|nodes)/[^/]+/(exec|attach|portforward|proxy)(/|$)"
     parts.insert(3, r"/services/[^/]+/(exec|attach|portforward)(/|$)")
     head, rest = r"/services/[^/]+/proxy", "/api/v1/"
@@ -87,9 +100,11 @@ def _escape(text):
     return text.replace(".", r"\.")
 
 
-def accept_paths(namespaces, *, cluster_scoped=True, service=None):
-    """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined, and
-    with `service` (--prometheus-service NS/NAME:PORT) Prometheus' query endpoints behind it."""
+def accept_paths(namespaces, *, cluster_scoped=True, service=None, read_tls=False):
+    """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined; with
+    `service` (--prometheus-service NS/NAME:PORT) Prometheus' query endpoints behind it; with
+    `read_tls`, also GET of one Secret by name there (never a list: get_ingresses reads the TLS
+    Secrets its Ingresses name, and the RBAC names which ones it may)."""
     problems = [check_label("namespace", n) for n in namespaces] or ["no namespace given"]
     if any(problems):  # the names become part of a regex: only DNS labels may
         raise ValueError("; ".join(p for p in problems if p))
@@ -99,6 +114,8 @@ def accept_paths(namespaces, *, cluster_scoped=True, service=None):
              rf"^/api/v1/namespaces/{ns}$", rf"^/api/v1/namespaces/{ns}/pods/{_NAME}/log$"]
     for prefix, resources in NAMESPACED.items():
         parts.append(rf"^{_escape(prefix)}/namespaces/{ns}/({'|'.join(resources)})(/{_NAME})?$")
+    if read_tls:
+        parts.append(rf"^/api/v1/namespaces/{ns}/secrets/{_NAME}$")
     if cluster_scoped:
         for prefix, resources in CLUSTER_SCOPED.items():
             parts.append(rf"^{_escape(prefix)}/({'|'.join(resources)})(/{_NAME})?$")
@@ -142,13 +159,14 @@ class Proxy:
     """One `kubectl proxy` child; `ensure()` returns the socket path of a running one."""
 
     def __init__(self, binary="kubectl", *, context=None, kubeconfig=None, namespaces=(),
-                 cluster_scoped=True, service=None, start_timeout=START_TIMEOUT):
+                 cluster_scoped=True, service=None, read_tls=False, start_timeout=START_TIMEOUT):
         self.binary = binary
         self.connection = ([f"--context={context}"] if context else []) + (
             [f"--kubeconfig={kubeconfig}"] if kubeconfig else [])
-        accept = accept_paths(namespaces, cluster_scoped=cluster_scoped, service=service)
+        accept = accept_paths(namespaces, cluster_scoped=cluster_scoped, service=service, read_tls=read_tls)
         self.filters = [f"--accept-paths={accept}",
-                        f"--reject-paths={reject_paths(service)}", f"--reject-methods={REJECT_METHODS}",
+                        f"--reject-paths={reject_paths(service, read_tls=read_tls)}",
+                        f"--reject-methods={REJECT_METHODS}",
                         r"--accept-hosts=^localhost$"]
         self.start_timeout = start_timeout
         self.starts = 0

@@ -9,7 +9,9 @@ tool call may read several times) and stop when the call is cancelled: `interrup
 from another thread, shuts the socket so a blocked read returns at once. A read that fails on
 the connection is tried again: on a new connection when a kept-alive one went stale, and once
 after starting the proxy again (the proxy is not serving when a new connection fails). Only GET
-is ever sent: there is no other method in this module. The connection class is in unixhttp.py.
+is ever sent: there is no other method in this module. No Secret path is read, except through
+`get_secret()` when the server runs with --read-tls-certificates (`read_tls`; read/tls.py is its
+one caller). The connection class is in unixhttp.py.
 """
 
 import copy
@@ -29,6 +31,8 @@ _PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
 # A Prometheus endpoint behind a service proxy (read/prometheus.py builds these; proxy.py opens them)
 _SERVICE_PATH = re.compile(r"/api/v1/namespaces/[a-z0-9-]+/services/[a-z0-9-]+:[a-z0-9-]+/proxy/api/v1/"
                            r"(query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-9_]*/values|metadata)")
+_SECRETS = re.compile(r"^/api/v1/(namespaces/[^/]+/)?secrets(/|$)")
+SECRET_MAX_BYTES = 1024 * 1024  # the API server's own limit for a Secret's data
 
 
 def resource_path(prefix, resource, *, namespace=None, name=None, subresource=None):
@@ -89,14 +93,16 @@ class Reader:
     """GET-only reads through one kubectl proxy; errors are ReadError with a one-line text."""
 
     def __init__(self, kubectl="kubectl", *, context=None, kubeconfig=None, timeout=20.0,
-                 namespaces=(), cluster_scoped=True, prometheus=None):
+                 namespaces=(), cluster_scoped=True, prometheus=None, read_tls=False):
         self.timeout = timeout
         self.prometheus = prometheus  # read.prometheus client, or None: no metrics tools
         self.namespaces = tuple(namespaces)
         self.cluster_scoped = cluster_scoped  # False: no node or other cluster-wide path is open
+        self.read_tls = read_tls  # True: get_secret() may read one Secret (read/tls.py)
         self._channel = _Channel(Proxy(kubectl, context=context, kubeconfig=kubeconfig,
                                        namespaces=self.namespaces, cluster_scoped=cluster_scoped,
                                        service=getattr(prometheus, "service", None),
+                                       read_tls=read_tls,
                                        start_timeout=max(timeout, 1.0)))
         self._deadline = None
         self._cancelled = None
@@ -164,9 +170,21 @@ class Reader:
         """Seconds left of this view's time (the whole timeout outside a call)."""
         return self._remaining()
 
-    def _get(self, path, query, *, max_bytes, raw=False):
+    def get_secret(self, path):
+        """One Secret, for read/tls.py alone, which keeps its certificate and drops the rest.
+        ValueError unless the server runs with --read-tls-certificates and `path` names one
+        Secret in an allowed namespace."""
+        parts = path.split("/")
+        if not (self.read_tls and len(parts) == 7 and parts[:4] == ["", "api", "v1", "namespaces"]
+                and parts[4] in self.namespaces and parts[5] == "secrets"):
+            raise ValueError(f"this server does not read Secrets: {path!r}")
+        return _parse_json(self._get(path, None, max_bytes=SECRET_MAX_BYTES, secret=True), path)
+
+    def _get(self, path, query, *, max_bytes, raw=False, secret=False):
         if not raw and not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
+        if _SECRETS.match(path) and not secret:  # the one way in is get_secret()
+            raise ValueError(f"this server does not read Secrets: {path!r}")
         target = path + ("?" + urlencode(query) if query else "")
         from mcp_kubectl_server.read.unixhttp import CONNECTION_ERRORS
         stale_retried = restarted = False

@@ -23,14 +23,22 @@ NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("
           ("", "limitranges", "list"), ("apps", "statefulsets", "list"), ("apps", "daemonsets", "list"),
           ("apps", "controllerrevisions", "list"), ("batch", "jobs", "list"), ("batch", "cronjobs", "list"),
           ("autoscaling", "horizontalpodautoscalers", "list"), ("", "nodes", "get"), ("", "nodes", "list"),
-          ("networking.k8s.io", "networkpolicies", "list"), ("", "serviceaccounts", "get")}
+          ("networking.k8s.io", "networkpolicies", "list"), ("networking.k8s.io", "ingresses", "list"),
+          ("networking.k8s.io", "ingressclasses", "list"), ("scheduling.k8s.io", "priorityclasses", "list"),
+          ("", "serviceaccounts", "get"), ("", "serviceaccounts", "list"), ("rbac.authorization.k8s.io", "roles", "list"),
+          ("rbac.authorization.k8s.io", "rolebindings", "list"),
+          ("rbac.authorization.k8s.io", "clusterroles", "list"),
+          ("rbac.authorization.k8s.io", "clusterrolebindings", "list")}
 NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
                    "persistentvolumeclaims", "resourcequotas", "limitranges", "serviceaccounts"},
               "apps": {"deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"},
               "batch": {"jobs", "cronjobs"}, "autoscaling": {"horizontalpodautoscalers"},
               "events.k8s.io": {"events"}, "discovery.k8s.io": {"endpointslices"},
-              "networking.k8s.io": {"networkpolicies", "ingresses"}}
-CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"}}
+              "networking.k8s.io": {"networkpolicies", "ingresses"},
+              "rbac.authorization.k8s.io": {"roles", "rolebindings"}}
+CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"},
+                  "networking.k8s.io": {"ingressclasses"}, "scheduling.k8s.io": {"priorityclasses"},
+                  "rbac.authorization.k8s.io": {"clusterroles", "clusterrolebindings"}}
 # Namespaced kinds a ClusterRole may grant, and with which verbs only: the node tools list the pods
 # of every namespace to sum a node's requests (describe_node counts, never names, the others).
 CLUSTER_WIDE = {("", "pods"): {"list"}}
@@ -177,6 +185,12 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
     ("resources: [pods/log]\n    verbs: [get]", "resources: [pods/log]\n    verbs: [\"*\"]", "wildcards"),
     (_RULE, _RULE + "  - apiGroups: [\"\"]\n    resources: [replicationcontrollers]\n    verbs: [get]\n",
      "never read replicationcontrollers"),
+    ("resources: [ingressclasses]", "resources: [ingresses]", "missing grant: list ingressclasses"),
+    ("resources: [roles, rolebindings]", "resources: [roles, rolebindings, clusterroles]",
+     "a Role cannot grant a cluster-scoped kind"),
+    ("resources: [clusterroles, clusterrolebindings]\n    verbs: [get, list]",
+     "resources: [clusterroles, clusterrolebindings]\n    verbs: [get, list, bind]", "bind clusterroles"),
+    ("resources: [priorityclasses]", "resources: [priorityclasses, secrets]", "secrets are never"),
     ("resources: [configmaps,", "resources: [secrets, configmaps,", "secrets are never"),
     ("resources: [pods/log]", "resources: [pods/log, services/proxy]", "command channel"),
     ("resources: [namespaces, nodes, persistentvolumes]",
@@ -223,4 +237,45 @@ def test_rbac_check_fails(old, new, message):
     text = RBAC.read_text(encoding="utf-8")
     assert old in text, "the mutation no longer applies to the real file"
     problems = check_rbac(load_documents(text.replace(old, new, 1)))
+    assert any(message in p for p in problems), problems
+
+
+TLS_RBAC = RBAC.parent / "rbac-tls-certificates.yaml"
+
+
+def check_tls_rbac(docs):
+    """The optional TLS Role: namespaced, get on named Secrets only, bound to the agent alone."""
+    problems = []
+    for doc in docs:
+        if doc.get("kind") == "ClusterRole" or doc.get("kind") == "ClusterRoleBinding":
+            problems.append(f"{doc['kind']}: Secrets are granted per namespace only, by a Role")
+        for rule in doc.get("rules") or []:
+            if rule.get("apiGroups") != [""] or rule.get("resources") != ["secrets"]:
+                problems.append(f"rule {rule!r}: this Role grants Secrets and nothing else")
+            if rule.get("verbs") != ["get"]:
+                problems.append(f"verbs {rule.get('verbs')}: only get (a list or watch returns every Secret)")
+            if not rule.get("resourceNames") or "*" in rule.get("resourceNames"):
+                problems.append("no resourceNames: the Role must name each TLS Secret it opens")
+    roles = {(d["kind"], d["metadata"]["name"]) for d in docs if d.get("kind") == "Role"}
+    return problems + _check_bindings(docs, roles)
+
+
+def test_the_optional_tls_role_opens_named_secrets_for_get_only():
+    docs = load_documents(TLS_RBAC.read_text(encoding="utf-8"))
+    assert [d["kind"] for d in docs] == ["Role", "RoleBinding"]
+    assert check_tls_rbac(docs) == []
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("    resourceNames: [shop-tls]\n", "", "no resourceNames"),
+    ("resourceNames: [shop-tls]", 'resourceNames: ["*"]', "no resourceNames"),
+    ("verbs: [get]", "verbs: [get, list]", "only get"),
+    ("resources: [secrets]", "resources: [secrets, configmaps]", "Secrets and nothing else"),
+    ("kind: Role\nmetadata", "kind: ClusterRole\nmetadata", "granted per namespace only"),
+    ("    name: triage-agent\n", "    name: default\n", "binds ServiceAccount 'default'"),
+])
+def test_tls_rbac_check_fails(old, new, message):
+    text = TLS_RBAC.read_text(encoding="utf-8")
+    assert old in text, "the mutation no longer applies to the real file"
+    problems = check_tls_rbac(load_documents(text.replace(old, new, 1)))
     assert any(message in p for p in problems), problems

@@ -52,7 +52,10 @@ OUT_OF_SCOPE = [
     "/api/v1/namespaces/prod/pods/../../kube-system/pods",
     f"/api/v1/namespaces/prod/pods/{POD}%2Fexec",
     "/api/v1/namespaces/prod/pods/x/log/../../../../kube-system/pods",
-    "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+    "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles",
+    "/api/v1/serviceaccounts",
+    "/api/v1/namespaces/kube-system/serviceaccounts/default",
     "/apis/apps/v1/namespaces/kube-system/deployments",
     "/apis/apps/v1/deployments",
     "/apis/apps/v1/namespaces/prod/deployments/checkout/scale",
@@ -60,7 +63,7 @@ OUT_OF_SCOPE = [
     "/apis/networking.k8s.io/v1/networkpolicies",
     "/apis/networking.k8s.io/v1/namespaces/kube-system/networkpolicies",
     "/apis/networking.k8s.io/v1/namespaces/staging/ingresses/frontend",
-    "/apis/networking.k8s.io/v1/ingressclasses",
+    "/apis/scheduling.k8s.io/v1/namespaces/prod/priorityclasses",
     "/metrics", "/logs/", "/openapi/v2", "/debug/pprof/",
 ]
 
@@ -115,11 +118,11 @@ def test_the_proxy_refuses_paths_outside_the_scope(reader):
 def read_paths():
     """One list and one get path per kind the tools read, plus discovery and cluster-scoped ones."""
     paths = ["/version", "/api", "/api/v1", "/apis", "/apis/apps/v1", "/apis/storage.k8s.io/v1",
-             "/apis/networking.k8s.io/v1",
+             "/apis/networking.k8s.io/v1", "/apis/rbac.authorization.k8s.io/v1", "/apis/scheduling.k8s.io/v1",
              "/api/v1/namespaces/prod", f"/api/v1/namespaces/prod/pods/{POD}/log",
              *CLUSTER_SCOPED]
     for prefix, resources in (("/api/v1", "pods events services endpoints configmaps persistentvolumeclaims "
-                                          "resourcequotas limitranges"),
+                                          "resourcequotas limitranges serviceaccounts"),
                               ("/apis/apps/v1", "deployments replicasets statefulsets daemonsets "
                                                 "controllerrevisions"),
                               ("/apis/batch/v1", "jobs cronjobs"),
@@ -127,7 +130,8 @@ def read_paths():
                               ("/apis/discovery.k8s.io/v1", "endpointslices"),
                               ("/apis/events.k8s.io/v1", "events"),
                               ("/apis/networking.k8s.io/v1", "networkpolicies ingresses"),
-                              ("/apis/coordination.k8s.io/v1", "leases")):
+                              ("/apis/coordination.k8s.io/v1", "leases"),
+                              ("/apis/rbac.authorization.k8s.io/v1", "roles rolebindings")):
         for resource in resources.split():
             paths += [f"{prefix}/namespaces/prod/{resource}", f"{prefix}/namespaces/prod/{resource}/x.y-1"]
     return paths
@@ -147,7 +151,9 @@ def test_the_proxy_forwards_the_read_paths_of_the_tools():
 
 CLUSTER_SCOPED = ["/api/v1/pods", "/api/v1/nodes", "/api/v1/nodes/node-a", "/api/v1/persistentvolumes",
                   "/apis/storage.k8s.io/v1/storageclasses", "/api/v1/namespaces/default/events",
-                  "/apis/events.k8s.io/v1/namespaces/default/events"]
+                  "/apis/events.k8s.io/v1/namespaces/default/events", "/apis/networking.k8s.io/v1/ingressclasses",
+                  "/apis/scheduling.k8s.io/v1/priorityclasses", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                  "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"]
 
 
 def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
@@ -162,6 +168,52 @@ def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
         reader.close()
     parts = accept_paths(["prod", "web-2"], cluster_scoped=False).split(",")
     assert all(part.startswith("^") and part.endswith("$") for part in parts)  # kubectl splits on ","
+
+
+SECRETS_REFUSED = ["/api/v1/namespaces/prod/secrets", "/api/v1/namespaces/prod/secrets/", "/api/v1/secrets",
+                   "/api/v1/secrets/shop-tls", "/api/v1/namespaces/kube-system/secrets/shop-tls",
+                   "/api/v1/namespaces/prod/secrets?watch=true", "/api/v1/namespaces/prod/secrets/shop-tls/x",
+                   "/api/v1/watch/namespaces/prod/secrets/shop-tls"]
+
+
+def test_with_read_tls_only_one_secret_by_name_in_scope_is_readable(kube_sim):
+    sim = kube_sim("ingress-port")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), read_tls=True)
+    try:
+        reader.get_json("/version")
+        assert raw(reader, "GET", "/api/v1/namespaces/prod/secrets/shop-tls")[0] == 200
+        for path in SECRETS_REFUSED:
+            assert raw(reader, "GET", path) == (403, b"Forbidden\n"), path
+        reader.proxy.filters[0] = "--accept-paths=^.*"  # the reject list alone still refuses them
+        reader.proxy.restart()
+        for path in SECRETS_REFUSED:  # every list, watch and cluster-wide form; a name elsewhere is layer 1's
+            if "kube-system" not in path and "/watch/" not in path:
+                assert raw(reader, "GET", path) == (403, b"Forbidden\n"), path
+    finally:
+        reader.close()
+    assert not [r for r in sim.requests if "secrets" in r["path"] and "shop-tls" not in r["path"]]
+
+
+def test_the_reader_reads_a_secret_only_through_get_secret_and_only_when_told(kube_sim):
+    sim = kube_sim("ingress-port")
+    path = "/api/v1/namespaces/prod/secrets/shop-tls"
+    for read_tls in (False, True):
+        reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), read_tls=read_tls)
+        try:
+            for call in (reader.get_json, reader.list_json, reader.get_text):
+                with pytest.raises(ValueError, match="does not read Secrets"):
+                    call(path)
+            with pytest.raises(ValueError, match="does not read Secrets"):
+                reader.list_json("/api/v1/namespaces/prod/secrets")
+            for other in ("/api/v1/namespaces/staging/secrets/shop-tls", "/api/v1/namespaces/prod/secrets",
+                          "/api/v1/namespaces/prod/configmaps/shop-tls") + (() if read_tls else (path,)):
+                with pytest.raises(ValueError, match="does not read Secrets"):
+                    reader.get_secret(other)
+            if read_tls:
+                assert reader.get_secret(path)["type"] == "kubernetes.io/tls"
+        finally:
+            reader.close()
+    assert [r["path"] for r in sim.requests if "secrets" in r["path"]] == [path]
 
 
 def test_the_socket_directory_is_private_and_removed_at_close(reader):
