@@ -17,7 +17,7 @@ MANIFESTS = sorted(p.name for p in OUTPUTS.glob("*.yaml") if p.name not in NOT_K
 
 
 def test_the_manifests_are_the_yaml_files_less_the_alertmanager_configuration():
-    assert MANIFESTS == ["rbac-readonly.yaml", "serve-deployment.yaml"]
+    assert MANIFESTS == ["rbac-readonly.yaml", "rbac-tls-certificates.yaml", "serve-deployment.yaml"]
     for name in NOT_KUBERNETES:
         assert all("kind" not in doc for doc in load_documents((OUTPUTS / name).read_text()))
 

@@ -26,7 +26,7 @@ def ingress_sim():
 
 
 def test_rbac_kinds_list_and_get_as_kubectl_prints_them(rbac_sim):
-    assert rows(ok(rbac_sim, "get", "serviceaccounts", "-n", "prod")) == [["default", "0", "30d"],
+    assert rows(ok(rbac_sim, "get", "serviceaccounts", "-n", "prod")) == [["default", "0", "40d"],
                                                                          ["stock-sync", "0", "30d"]]
     assert ok(rbac_sim, "get", "roles", "-n", "prod").splitlines()[0].split() == ["NAME", "CREATED", "AT"]
     wide = rows(ok(rbac_sim, "get", "rolebindings", "-n", "prod", "-o", "wide"))
