@@ -24,6 +24,7 @@ a cut can split a secret into pieces no pattern recognises.
 """
 
 import bisect
+import functools
 import re
 
 MASK = "[REDACTED]"
@@ -91,6 +92,7 @@ _MYSQL = re.compile(r"\b(?:mysql|mariadb)[a-z]*\b", re.IGNORECASE)
 _DASH_P = re.compile(r"(\s-p)[^\s\"']+")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; the same keys come back in every result (pod=, code=)
 def is_secret_key(key):
     """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
     if _SECRET_INSIDE.search(key):
