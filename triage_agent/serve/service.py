@@ -99,8 +99,9 @@ def parse(argv):
         raise ServeUsageError("the run options above are not valid") from None
     except cli_options.UsageError as exc:
         raise ServeUsageError(str(exc)) from None
-    if checked.kubeconfig:  # check_options made it absolute: every run must find it
-        run_args = _with_value(run_args, "--kubeconfig", checked.kubeconfig)
+    for flag in ("kubeconfig", "prometheus_token_file", "prometheus_ca"):
+        if getattr(checked, flag, None):  # check_options made it absolute: every run must find it
+            run_args = _with_value(run_args, "--" + flag.replace("_", "-"), getattr(checked, flag))
     args.token = _token(args)
     args.run = checked
     args.operator_list = _operators(args, checked)
