@@ -1,8 +1,9 @@
 """Redaction keeps the why of a wrapped error: `oauth token: unexpected status ...: 401 Unauthorized`.
 
 A secret-named key followed by `: ` hides its value, except where the value is the prose of an
-error chain (three lowercase words) or an HTTP status with its reason phrase; real values next
-to the same words are still hidden.
+error chain (a word that says something went wrong, then two more lowercase words) or an HTTP
+status with its reason phrase; real values next to the same words, and passphrases of plain
+lowercase words, are still hidden.
 """
 
 import pytest
@@ -24,7 +25,18 @@ def test_the_kubelet_pull_error_keeps_its_401():
     ("token: abc def", "abc"),
     ("password=unexpected status from", "unexpected"),   # `=` is an assignment, not an error chain
     ("api_token: 401Unauthorized", "401Unauthorized"),
+    ("password: correct horse battery staple", "correct"),   # a passphrase is not an error chain
+    ("secret: orange lemon tree", "orange"),
 ])
 def test_values_next_to_the_same_words_are_still_hidden(text, hidden):
     out = redact(text)
     assert hidden not in out and MASK in out
+
+
+@pytest.mark.parametrize("text", [
+    "token: failed to refresh credentials",
+    "oauth token: unexpected status from POST https://id.example.com/token: 403 Forbidden",
+    "password: invalid for user admin",
+])
+def test_an_error_chain_after_a_key_is_kept(text):
+    assert redact(text) == text
