@@ -101,3 +101,7 @@ def figures(server, url, pods):
                                                         "end": f"{time.time():.3f}", "step": "60"}))
     print(pair_line("query_metrics 60 min range, 20 series (MCP call)", "the same query sent straight",
                     result) + " (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
