@@ -1,0 +1,181 @@
+"""Values of secret-named keys, in every key/value syntax: `key=value`, `key: value` (also on the
+next lines, YAML block scalars), `"key": "value"`, `\\"key\\":\\"value\\"` (JSON inside JSON),
+`key => value`, `<key>value</key>`, `--key value`, `set KEY VALUE`, `KEY VALUE`, and the
+`.netrc` form `machine HOST login USER password VALUE`.
+
+A key is found from a credential word (credential_hits): the scan runs over a lower-cased copy
+for a few stems only, so text with no such word costs one pass. A *strong* key (password, token,
+secret, api key, ...) hides any value; a *weak* one (auth, key, signature, session, ...) hides
+a value only when it looks like one (shapes.secret_value): `auth: enabled` stays, a docker
+config.json `"auth": "<base64 of user:password>"` goes.
+"""
+
+import re
+
+from .shapes import secret_value
+
+MASK = "[REDACTED]"
+_SECRET_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets",
+                 "token", "credential", "credentials", "apikey", "accountkey", "cookie",
+                 "privatekey", "accesskey", "secretkey", "sharedaccesskey", "sessiontoken"}
+_SECRET_PAIRS = {("api", "key"), ("access", "key"), ("account", "key"), ("private", "key"),
+                 ("secret", "key"), ("signing", "key"), ("encryption", "key"), ("auth", "key"),
+                 ("master", "key"), ("license", "key"), ("client", "secret")}
+_WEAK_WORDS = {"auth", "key", "private", "signature", "sig", "session", "sessionid", "hmac",
+               "salt", "dsn", "otp", "bearer", "authkey", "cred", "creds", "passcode"}
+_SECRET_INSIDE = re.compile(r"passw(?:or)?d|passphrase|secret|token|api[_-]?key|credential",
+                            re.IGNORECASE)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# The credential stems, searched in a lower-cased copy of the text (a literal alternation there
+# is far faster than an IGNORECASE one).
+STEMS = re.compile(r"pass|pwd|secret|token|credential|cred|key|auth|sig|session|private|hmac"
+                   r"|salt|dsn|otp|cookie|bearer")
+_STEMS_ANY_CASE = re.compile(STEMS.pattern, re.IGNORECASE)
+KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# A key and its separator: `=`, `=>`, `:` (not `://`), a quote (or an escaped one) before them,
+# and the spaces, newlines or literal `\n` after. The key is matched atomically (lookahead plus
+# backreference): linear time on any input.
+_ASSIGNMENT = re.compile(r"(?=([A-Za-z0-9_.\-]+))\1"
+                         r"((?:\\?[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
+_QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "\"'"}
+_ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
+_BARE = re.compile(r"[^\s\"',;&)}\]<]+")
+_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
+_PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
+_SET = re.compile(r"\bset[ \t]+$")
+_NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
+
+
+def is_secret_key(key):
+    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
+    if _SECRET_INSIDE.search(key):
+        return True
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return any(w in _SECRET_WORDS for w in words) or any(
+        pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def is_weak_key(key):
+    """True when a key's name may hold a secret, depending on its value (auth, key, sig, ...)."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return bool(words) and words[-1] in _WEAK_WORDS
+
+
+_PAIR_FIRST = {"api", "access", "account", "private", "secret", "signing", "encryption", "auth",
+               "master", "license", "client", "app", "deploy", "service", "bot"}
+
+
+def key_strength(text, start, key):
+    """'strong', 'weak' or None for the key `key` at `start`; the word before it counts
+    (`api key`, `secret access key`)."""
+    if is_secret_key(key):
+        return "strong"
+    lowered = key.lower().lstrip("-")
+    if lowered in ("key", "keys"):
+        before = text[max(0, start - 40):start].split()
+        if before and before[-1].lower().strip("\"'") in _PAIR_FIRST:
+            return "strong"
+    return "weak" if is_weak_key(key) else None
+
+
+def credential_hits(text, lowered):
+    """Start positions of the keys (runs of key characters) that hold a credential stem."""
+    hits = (_STEMS_ANY_CASE if lowered is None else STEMS).finditer(
+        text if lowered is None else lowered)
+    starts = []
+    for hit in hits:
+        start = hit.start()
+        while start and text[start - 1] in KEY_CHARS:
+            start -= 1
+        if not starts or starts[-1] != start:
+            starts.append(start)
+    return starts
+
+
+def _block_body(text, start):
+    """(end, mask) hiding a YAML block scalar (`key: |`): the lines below the key's line that
+    are more indented than it."""
+    line_start = text.rfind("\n", 0, start) + 1
+    key_line = text[line_start:start]
+    indent = len(key_line) - len(key_line.lstrip(" "))
+    end = text.find("\n", start)
+    while end != -1:
+        line_end = text.find("\n", end + 1)
+        line = text[end + 1: len(text) if line_end == -1 else line_end]
+        if line.strip() and len(line) - len(line.lstrip(" ")) <= indent:
+            break
+        end = line_end
+    return (len(text) if end == -1 else end), MASK
+
+
+def _masked_value(text, start, *, prose_kept, weak):
+    """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
+    quote = text[start:start + 1]
+    if quote in _QUOTED:  # keeps its quotes; an unterminated one ends at the line end
+        end = _QUOTED[quote].match(text, start).end()
+        closed = end - start > 1 and text[end - 1] == quote
+        if weak and not secret_value(text[start + 1:end - closed]):
+            return None
+        return end, quote + MASK + (quote if closed else "")
+    if text.startswith('\\"', start):  # JSON inside a JSON string: \"key\":\"value\"
+        end = _ESCAPED.match(text, start).end()
+        closed = end - start > 2 and text.endswith('\\"', 0, end)
+        if weak and not secret_value(text[start + 2:end - 2 * closed]):
+            return None
+        return end, '\\"' + MASK + ('\\"' if closed else "")
+    if text.startswith(MASK, start) or (prose_kept and _PROSE.match(text, start)):
+        return None
+    if _BLOCK_SCALAR.match(text, start):
+        return None if weak else _block_body(text, start)
+    bare = _BARE.match(text, start)
+    if not bare or (weak and not secret_value(bare.group(0))):
+        return None
+    return bare.end(), MASK
+
+
+def _spaced_form(text, match, key):
+    """For `KEY VALUE` (spaces only): None to skip it, else whether a prose word is kept."""
+    if key.startswith("-"):  # `--password VALUE` is a flag and its value
+        return None if text.startswith("-", match.end()) else False
+    if _SET.search(text, max(0, match.start() - 40), match.start()):
+        return False           # `config set aws_secret_access_key VALUE`
+    if "_" in key.strip("_"):
+        return True            # `DB_PASSWORD hunter2`, but `API_TOKEN from secret x` is prose
+    if key.lower() in ("password", "passwd") and _NETRC.search(
+            text, max(0, match.start() - 200), match.start()):
+        return False           # .netrc: `machine HOST login USER password VALUE`
+    return None                # `the password expired`: prose
+
+
+def redact_assignments(text, starts):
+    """Values of secret-named keys at `starts` (credential_hits) in every form the module lists;
+    returns (text, starts of the keys it left alone) for the prose and shape rules."""
+    out, pos, left, shift = [], 0, [], 0   # shift: how far the output has moved a position
+    for start in starts:
+        if start < pos:
+            continue
+        masked = _assignment(text, start)
+        if masked is None:
+            left.append(start + shift)
+            continue
+        value_start, end, replacement = masked
+        out += [text[pos:value_start], replacement]
+        shift += len(replacement) - (end - value_start)
+        pos = end
+    return "".join(out) + text[pos:], left
+
+
+def _assignment(text, start):
+    """(value start, value end, replacement) for a key at `start` whose value is hidden."""
+    match = _ASSIGNMENT.match(text, start)
+    strength = match and key_strength(text, start, match.group(1))
+    if not strength:
+        return None
+    key, strong = match.group(1), strength == "strong"
+    prose_kept = False
+    if not match.group(2).strip():
+        prose_kept = _spaced_form(text, match, key) if strong else None
+        if prose_kept is None:
+            return None
+    masked = _masked_value(text, match.end(), prose_kept=prose_kept, weak=not strong)
+    return (match.end(), *masked) if masked else None

@@ -1,0 +1,119 @@
+"""Credential words with no key/value syntax around them: HTTP headers, prose, and a random
+token beside a credential word.
+
+    headers   Authorization values, Cookie / Set-Cookie headers, bearer/basic credentials
+    prose     a strong credential phrase, a few plain words, a connector (is, was, are, =, :,
+              set to, changed to) and a value: `secret access key is wJalr...`, `the password
+              for bob was hunter2`; a plain lowercase word stays (`the token is invalid`)
+    beside    within the next few words of any credential word on its line, a token that
+              looks random (shapes.looks_random): `using token 9f8c...`, `sig Zm9v...`
+    xml       <password>value</password>: the element's text, when the tag names a secret
+    mysql     `mysql -u app -pS3cret`: the password glued to -p, on lines that run a client
+"""
+
+import re
+
+from .keys import KEY_CHARS, is_secret_key, key_strength
+from .shapes import kept, looks_random
+
+MASK = "[REDACTED]"
+_HEADERS = [
+    ("authorization", re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic"
+                                 r"|token)\s+)?[^\s\"',;]+", re.IGNORECASE), r"\1" + MASK),
+    ("cookie", re.compile(r"(\b(?:set-)?cookie\b[\"']?[ \t]*[:=][ \t]*)[^\r\n\"']+",
+                          re.IGNORECASE), r"\1" + MASK),
+    ("bearer", re.compile(r"\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE),
+     r"\1 " + MASK),
+    ("basic", re.compile(r"\b(basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
+]
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = re.compile(r"[^\s\"'`,;()\[\]{}<>]+")
+_CONNECTORS = {"is", "was", "are", "were", "to", "now"}
+_PLAIN = re.compile(r"[a-z]{1,12}|[A-Za-z][a-z]{0,11}")
+_FILLER = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}")
+_XML = re.compile(r"(<([A-Za-z_][\w.\-:]*)(?:\s[^<>]*)?>)[^<]+")
+_MYSQL = re.compile(r"\b(?:mysql|mariadb)[a-z]*\b", re.IGNORECASE)
+_DASH_P = re.compile(r"(\s-p)[^\s\"']+")
+_NEARBY, _REACH = 6, 160   # words and characters after a credential word that are looked at
+
+
+def redact_headers(text, lowered):
+    for needle, pattern, replacement in _HEADERS:
+        if needle in (lowered if lowered is not None else text.lower()):
+            text = pattern.sub(replacement, text)
+    return text
+
+
+def _line_words(text, start):
+    """The words after `start` on its line, within _REACH characters: [(start, end, word)]."""
+    end = text.find("\n", start)
+    end = min(len(text) if end == -1 else end, start + _REACH)
+    return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text, start, end)]
+
+
+def _prose_value(words):
+    """Index of the value in `credential [words] connector VALUE`, or None."""
+    for i, (_, _, word) in enumerate(words[:5]):
+        if word.lower() in _CONNECTORS:
+            value = i + 1
+            if value < len(words) and not _PLAIN.fullmatch(words[value][2].rstrip(".,!")):
+                return value
+            return None
+        if not _FILLER.fullmatch(word):
+            return None
+    return None
+
+
+def _names_it(key):
+    """True when a key's last word is the credential itself (`DB_PASSWORD`, `token`), not a
+    property of one (`PASSWORD_RESET_TTL`)."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return bool(words) and is_secret_key(words[-1]) or words[-1:] == ["key"]
+
+
+def redact_prose(text, starts):
+    """The prose and beside rules for the credential words at `starts` (keys.py left them)."""
+    spans = []
+    for start in starts:
+        end = start
+        while end < len(text) and text[end] in KEY_CHARS:
+            end += 1
+        key = text[start:end].strip("._-")
+        strength = key_strength(text, start, key)
+        if strength is None:
+            continue
+        words = [w for w in _line_words(text, end) if not text.startswith(MASK, w[0] - 1)]
+        value = _prose_value(words) if strength == "strong" and _names_it(key) else None
+        if value is not None:
+            w_start, w_end, word = words[value]
+            spans.append((w_start, w_start + len(word.rstrip(".,!"))))
+        for w_start, w_end, word in words[:_NEARBY]:
+            token = word.strip(".:=!")
+            offset = w_start + word.find(token)
+            if looks_random(token, strict=False) and not kept(token, text, offset):
+                spans.append((offset, offset + len(token)))
+    return _apply(text, spans)
+
+
+def _apply(text, spans):
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        if start < pos or text.startswith(MASK, start):
+            continue
+        out += [text[pos:start], MASK]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+def redact_xml(text):
+    def hide(match):
+        return match.group(1) + MASK if is_secret_key(match.group(2)) else match.group(0)
+    return _XML.sub(hide, text) if "<" in text else text
+
+
+def redact_mysql(text, lowered):
+    probe = lowered if lowered is not None else text.lower()
+    if "mysql" not in probe and "mariadb" not in probe:
+        return text
+    return "\n".join(_DASH_P.sub(r"\1" + MASK, line) if _MYSQL.search(line) else line
+                     for line in text.split("\n"))
