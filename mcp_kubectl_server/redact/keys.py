@@ -82,11 +82,15 @@ def credential_hits(text, lowered):
     """Start positions of the keys (runs of key characters) that hold a credential stem."""
     hits = (_STEMS_ANY_CASE if lowered is None else STEMS).finditer(
         text if lowered is None else lowered)
-    starts = []
+    starts, last_hit = [], -1
     for hit in hits:
         start = hit.start()
         while start and text[start - 1] in KEY_CHARS:
             start -= 1
+            if start == last_hit:  # the same key as the hit before: linear on `passwordpassword`
+                start = starts[-1]
+                break
+        last_hit = hit.start()
         if not starts or starts[-1] != start:
             starts.append(start)
     return starts

@@ -1,28 +1,39 @@
-"""The planted-secret table (fixtures/kube_sim/scenarios/secrets.py) against every way out:
+"""The planted-secret table (fixtures/kube_sim/scenarios/secrets.py, fresh values every run)
+against every way out. Nothing planted, and no 16-character piece of it, may come out:
 
 - redact() alone, row by row, keeping each row's marker;
 - our server, through real kubectl against the `secrets` cluster, every tool it lists, called
-  on every leaky pod: no planted value in any output, and each place (log line, event, args) shown;
+  on every leaky pod and node and the ConfigMap: no planted piece in any output or in the server's
+  stderr, and each place (log line, event, args, node condition, ConfigMap value) shown;
+- get_logs with a tail that cuts a secret's key off: the margin it reads keeps it hidden;
 - the loop, through the real CLI against a third-party-shaped server that returns every row
-  verbatim and a fake Messages API over HTTP: no planted value in any request body the loop
-  sends, nor in the trace, audit or output."""
+  verbatim and a fake Messages API over HTTP: no planted piece in any request body the loop
+  sends, nor in the trace, audit, stdout or stderr."""
 
 import json
 import os
+import random
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
-from fixtures.kube_sim.scenarios.secrets import PLANTED, PODS
+from fixtures.kube_sim.scenarios import secrets
+from fixtures.kube_sim.scenarios.planted import pieces
 from mcp_kubectl_server.redact import redact
 from tests.support.fake_messages_api import FakeMessagesApi, response, text, tool_use
 from tests.agent.cli.test_cli import run_cli
 from tests.support.server_support import ServerProcess
+from fixtures.kube_sim.sim import start_sim
 
+SEED = random.SystemRandom().getrandbits(64)   # fresh values on every run
+PLANTED, TAIL_CASES = secrets.table(SEED)
+PODS, NODES = secrets.names(PLANTED)
 SECRETS = [part for _, parts in PLANTED for part in parts]
-MARKERS = [f"plant-{i:02d}" for i in range(len(PLANTED))]
+PIECES = frozenset(piece for secret in SECRETS if len(secret) >= 16 for piece in pieces(secret))
+SHORT = [secret for secret in SECRETS if len(secret) < 16]
+MARKERS = [text.split(":", 1)[0] for text, _ in PLANTED]
 K8S = Path(__file__).resolve().parents[1] / "support" / "fake_k8s_mcp_server.py"
 
 
@@ -39,47 +50,81 @@ def strings(value):
 
 
 def leaks(text):
-    return [secret for secret in SECRETS if secret in text]
+    """The planted secrets, or 16-character pieces of them, that `text` shows."""
+    found = {text[i:i + 16] for i in range(len(text) - 15)} & PIECES
+    return sorted(found) + [secret for secret in SHORT if secret in text]
+
+
+def test_the_table_is_large_and_fresh():
+    assert len(PLANTED) >= 60 and len(PIECES) > 1000
+    assert leaks("".join(SECRETS[::7])), "the leak check must be able to fail"
 
 
 @pytest.mark.parametrize("row, parts", PLANTED, ids=MARKERS)
 def test_each_planted_row_is_redacted_and_keeps_its_marker(row, parts):
     out = redact(row)
-    assert [p for p in parts if p in out] == [] and "[REDACTED]" in out, out
-    assert row[:8] in out and redact(out) == out
+    assert [p for p in parts if set(pieces(p)) & set(pieces(out)) or p in out] == [], out
+    assert "[REDACTED]" in out and out.startswith(row.split(":", 1)[0]) and redact(out) == out
 
 
-def arguments_for(tool, pod):
-    """Arguments for any tool of our server: namespace prod, the pod, its first container."""
+def arguments_for(tool, target):
+    """Arguments for any tool of our server: namespace prod, a pod, node or ConfigMap name."""
     properties = tool["inputSchema"].get("properties", {})
-    values = {"namespace": "prod", "name": pod, "container": "c00", "tail": 1000}
+    values = {"namespace": "prod", "name": target, "container": "c00", "tail": 1000}
     arguments = {k: v for k, v in values.items() if k in properties}
     for key in tool["inputSchema"].get("required", []):
-        arguments.setdefault(key, pod)
+        arguments.setdefault(key, target)
     return arguments
 
 
-def test_our_server_never_shows_a_planted_value_in_any_tool(kube_sim):
-    sim = kube_sim("secrets")
-    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig,
-                           "--timeout", "30", "--quiet")
-    server.initialize()
+def targets(tool):
+    if "node" in tool["name"]:
+        return NODES
+    return ("leaky",) if tool["name"] == "get_config" else PODS
+
+
+@pytest.fixture(scope="module")
+def secrets_server(tmp_path_factory):
+    """Our server on a fresh `secrets` cluster (SEED); the read-only tests share it."""
+    path = secrets.write_cluster(tmp_path_factory.mktemp("secrets") / "secrets.json", SEED)
+    with start_sim(path) as sim:
+        server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig,
+                               "--timeout", "30")
+        server.initialize()
+        yield server
+        server.close()
+
+
+def test_our_server_never_shows_a_planted_value_in_any_tool(secrets_server):
+    server = secrets_server
     outputs, done = {}, {}
     for tool in server.request("tools/list")["result"]["tools"]:
-        for pod in PODS + ("",):
-            arguments = arguments_for(tool, pod) if pod else {"namespace": "prod"}
+        for target in targets(tool) + ("",):
+            arguments = arguments_for(tool, target) if target else {"namespace": "prod"}
             key = json.dumps([tool["name"], arguments], sort_keys=True)
             if key not in done:  # a tool without a name argument runs once
                 done[key] = server.call(tool["name"], arguments)[0]
-            outputs[(tool["name"], pod)] = done[key]
-    assert server.close() == 0
-    for key, output in outputs.items():
-        assert leaks(output) == [], (key, output)
-    shown = {place: "\n".join(outputs[(tool, pod)] for pod in PODS)
-             for place, tool in (("log lines", "get_logs"), ("events", "get_events"),
-                                 ("args", "describe_pod"))}
+            outputs[(tool["name"], target)] = done[key]
+    everything = "\n".join(outputs.values()) + "".join(server.stderr_lines)
+    assert leaks(everything) == []
+    shown = {place: "\n".join(outputs[(tool, target)] for target in where)
+             for place, tool, where in (("log lines", "get_logs", PODS),
+                                        ("events", "get_events", PODS),
+                                        ("args", "describe_pod", PODS),
+                                        ("node conditions", "describe_node", NODES),
+                                        ("ConfigMap values", "get_config", ("leaky",)))}
     for place, output in shown.items():  # each place really showed each row, redacted
         assert [m for m in MARKERS if m not in output] == [], place
+
+
+@pytest.mark.parametrize("case", TAIL_CASES, ids=[case[0] for case in TAIL_CASES])
+def test_a_tail_that_cuts_the_key_off_still_hides_the_value(secrets_server, case):
+    container, tail, lines, secret = case
+    assert secret in redact("\n".join(lines[-tail:])), "the case must need the margin"
+    text, is_error = secrets_server.call("get_logs", {"namespace": "prod", "name": "leaky-tail",
+                                                      "container": container, "tail": tail})
+    assert not is_error and f"{tail} lines (tail={tail})" in text, text
+    assert secret not in text and "[REDACTED]" in text and lines[-1].split()[0] in text
 
 
 def test_the_loop_redacts_a_server_that_does_not(tmp_path):
