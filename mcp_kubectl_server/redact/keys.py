@@ -127,7 +127,9 @@ def _masked_value(text, start, *, prose_kept, weak):
         if weak and not secret_value(text[start + 2:end - 2 * closed]):
             return None
         return end, '\\"' + MASK + ('\\"' if closed else "")
-    if text.startswith(MASK, start) or (prose_kept and _PROSE.match(text, start)):
+    if text.startswith(MASK, start):  # an earlier pass hid it: done, nothing left to look at
+        return start + len(MASK), MASK
+    if prose_kept and _PROSE.match(text, start):
         return None
     if _BLOCK_SCALAR.match(text, start):
         return None if weak else _block_body(text, start)

@@ -27,8 +27,9 @@ _HEADERS = [
     ("basic", re.compile(r"\b(basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
 ]
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _WORD = re.compile(r"[^\s\"'`,;()\[\]{}<>]+")
-_CONNECTORS = {"is", "was", "are", "were", "to", "now"}
+_CONNECTORS = {"is", "was", "are", "were", "to", "now", "set", "still"}
 _PLAIN = re.compile(r"[a-z]{1,12}|[A-Za-z][a-z]{0,11}")
 _FILLER = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}")
 _XML = re.compile(r"(<([A-Za-z_][\w.\-:]*)(?:\s[^<>]*)?>)[^<]+")
@@ -56,6 +57,8 @@ def _prose_value(words):
     for i, (_, _, word) in enumerate(words[:5]):
         if word.lower() in _CONNECTORS:
             value = i + 1
+            while value < len(words) and words[value][2].lower() in _CONNECTORS:
+                value += 1    # `is now`, `was set to`
             if value < len(words) and not _PLAIN.fullmatch(words[value][2].rstrip(".,!")):
                 return value
             return None
@@ -87,11 +90,11 @@ def redact_prose(text, starts):
         if value is not None:
             w_start, w_end, word = words[value]
             spans.append((w_start, w_start + len(word.rstrip(".,!"))))
-        for w_start, w_end, word in words[:_NEARBY]:
-            token = word.strip(".:=!")
-            offset = w_start + word.find(token)
-            if looks_random(token, strict=False) and not kept(token, text, offset):
-                spans.append((offset, offset + len(token)))
+        for w_start, w_end, _ in words[:_NEARBY]:
+            for piece in _TOKEN.finditer(text, w_start, w_end):
+                token, offset = piece.group(0), piece.start()
+                if looks_random(token, strict=False) and not kept(token, text, offset):
+                    spans.append((offset, piece.end()))
     return _apply(text, spans)
 
 
