@@ -43,5 +43,5 @@ def redact(text):
     lowered = text.lower() if lowered is not None else None
     text, left = redact_assignments(text, credential_hits(text, lowered))
     text = redact_prose(text, left)
-    text = redact_mysql(redact_xml(text), lowered)
+    text = redact_mysql(redact_xml(text))
     return redact_standalone(text)

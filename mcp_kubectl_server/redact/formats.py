@@ -20,7 +20,8 @@ ALPHABETS = {
     "b62": "A-Za-z0-9", "b64u": "A-Za-z0-9_\\-", "b64": "A-Za-z0-9+/", "b64p": "A-Za-z0-9+/=",
     "hex": "0-9a-f", "HEX": "0-9A-F", "Hex": "0-9a-fA-F", "an": "a-z0-9", "AN": "A-Z0-9",
     "alpha": "A-Za-z", "dig": "0-9", "b62u": "A-Za-z0-9_", "tok": "A-Za-z0-9_\\-.",
-    "bech32": "02-9AC-HJ-NP-Z", "azure": "A-Za-z0-9_~.\\-", "url": "A-Za-z0-9_\\-/", "b62d": "A-Za-z0-9\\-",
+    "bech32": "02-9AC-HJ-NP-Z", "azure": "A-Za-z0-9_~.\\-", "url": "A-Za-z0-9_\\-/",
+    "b62d": "A-Za-z0-9\\-", "mno": "MNO",
 }
 Format = namedtuple("Format", "vendor what shape")
 
@@ -96,7 +97,7 @@ _ROWS = [
     Format("Slack", "bot, user, app, refresh and config tokens", "{SLACK}-{dig:9-13}-{b62d:10+}"),
     Format("Slack", "incoming webhook URL", "hooks.slack.com/{SLACKHOOK}/{url:20+}"),
     Format("Discord", "webhook URL", "discord{DISCORD}.com/api/webhooks/{dig:17-19}/{b64u:60+}"),
-    Format("Discord", "bot token", "{DISCORDBOT}{b64u:23-25}.{b64u:6}.{b64u:27+}"),
+    Format("Discord", "bot token", "{mno:1}{b64u:23-25}.{b64u:6}.{b64u:27+}"),
     Format("Microsoft Teams", "incoming webhook URL", "webhook.office.com/webhookb2/{url:40+}"),
     Format("Telegram", "bot token", "{dig:8-10}:AA{b64u:33}"),
     Format("Twilio", "API key SID", "SK{hex:32}"),
@@ -154,7 +155,7 @@ CHOICES = {
     "EASYPOST": ("A", "T"), "SLACK": ("xoxb", "xoxp", "xoxa", "xoxr", "xoxs", "xoxe",
                                      "xoxe.xoxp", "xapp"),
     "SLACKHOOK": ("services", "workflows", "triggers"), "DISCORD": ("", "app"),
-    "DISCORDBOT": ("M", "N", "O"), "BREVO": ("key", "smtp"),
+    "BREVO": ("key", "smtp"),
     "NEWRELIC": ("AK", "II", "AA", "JS"), "HONEYCOMB": ("aik", "xik", "amk", "xmk"),
     "LANGSMITH": ("pt", "sk"),
 }
@@ -185,7 +186,7 @@ def parts(shape):
 def _regex(shape):
     """The pattern of a shape; its last run has no upper bound (a longer token still matches)."""
     pieces = parts(shape)
-    last = max(i for i, p in enumerate(pieces) if p[0] in ("run", "uuid"))
+    last = max((i for i, p in enumerate(pieces) if p[0] in ("run", "uuid")), default=-1)
     out = []
     for i, piece in enumerate(pieces):
         if piece[0] == "lit":
@@ -243,20 +244,48 @@ def _compile():
             weak = len(head) <= 3 and head.isalnum()
             by_head.setdefault(head, []).append((pattern, weak))
         if not heads:
-            gate = max((p[1] for p in parts(row.shape) if p[0] == "lit"), key=len)
-            infix.append((gate, pattern))
+            infix.append(_infix(row.shape, pattern))
     heads = sorted(by_head, key=len, reverse=True)
-    return re.compile(_trie(heads)), heads, by_head, infix
+    # A token starts the text or follows a character that is not a letter or digit: scanning
+    # for that character first leaves the trie most positions untried.
+    trie = _trie(heads)
+    return re.compile(trie), re.compile(r"[^A-Za-z0-9](" + trie + ")"), heads, by_head, infix
 
 
-_SCAN, _HEADS, _BY_HEAD, _INFIX = _compile()
+def _infix(shape, pattern):
+    """(rest, pattern, shortest and longest text before the rest) for a shape whose longest
+    literal sits inside it; rest is the pattern of the shape from that literal on."""
+    pieces = parts(shape)
+    gate_at = max((i for i, p in enumerate(pieces) if p[0] == "lit"),
+                  key=lambda i: len(pieces[i][1]))
+    low = sum(p[2] for p in pieces[:gate_at] if p[0] == "run")
+    high = sum(p[3] or p[2] for p in pieces[:gate_at] if p[0] == "run") + sum(
+        max(map(len, p[1])) for p in pieces[:gate_at] if p[0] == "choice")
+    rest = "".join(p[1] if p[0] == "lit" else "{" + _name(p) + "}" for p in pieces[gate_at:])
+    return re.compile(_regex(rest)), pattern, low, high
+
+
+def _name(piece):
+    """A parsed piece back in shape syntax (for the rest of a shape after its gate)."""
+    if piece[0] == "uuid":
+        return "UUID"
+    if piece[0] == "choice":
+        return next(name for name, choices in CHOICES.items() if choices == piece[1])
+    _, alphabet, low, high = piece
+    name = next(name for name, chars in ALPHABETS.items() if chars == alphabet)
+    return f"{name}:{low}" + ("+" if high is None else f"-{high}" if high != low else "")
+
+
+_AT_START, _SCAN, _HEADS, _BY_HEAD, _INFIX = _compile()
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _token_end(text, start):
-    """Where the known token starting at `start` ends, or None when none starts there."""
-    for head in _HEADS:
-        if text.startswith(head, start):
+def _token_end(text, start, longest):
+    """Where the known token starting at `start` ends, or None when none starts there;
+    `longest` is the longest head the scan found there (shorter heads are tried after it)."""
+    for size in range(len(longest), 1, -1):
+        head = longest[:size]
+        if head in _BY_HEAD:
             for pattern, weak in _BY_HEAD[head]:
                 match = pattern.match(text, start)
                 if match and not (weak and _plain(match.group(0)[len(head):])):
@@ -271,26 +300,41 @@ def _plain(body):
 
 def redact_formats(text):
     """Every token of a known vendor format becomes [REDACTED]."""
-    out, pos = [], 0
-    for hit in _SCAN.finditer(text):
-        start = hit.start()
-        if start < pos or hit.end() == start or (start and text[start - 1] in _ALNUM):
+    spans = []
+    first = _AT_START.match(text)
+    hits = [(0, first.group(0))] if first else []
+    for start, head in hits + [(hit.start(1), hit.group(1)) for hit in _SCAN.finditer(text)]:
+        if spans and start < spans[-1][1]:
             continue
-        end = _token_end(text, start)
+        end = _token_end(text, start, head)
         if end:
+            spans.append((start, end))
+    for rest, pattern, low, high in _INFIX:
+        spans += _infix_spans(text, rest, pattern, low, high)
+    return _masked(text, spans)
+
+
+def _infix_spans(text, rest, pattern, low, high):
+    """Tokens whose shape's longest literal is inside: found by the rest of the shape from that
+    literal on (a pattern that starts with a literal scans fast), then matched from before it."""
+    spans = []
+    for gate in rest.finditer(text):
+        at = gate.start()
+        for start in range(max(0, at - high), at - low + 1):
+            match = pattern.match(text, start)
+            if match and (not start or text[start - 1] not in _ALNUM):
+                spans.append(match.span())
+                break
+    return spans
+
+
+def _masked(text, spans):
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        if start >= pos:
             out += [text[pos:start], MASK]
             pos = end
-    text = "".join(out) + text[pos:] if out else text
-    for gate, pattern in _INFIX:
-        if gate in text:
-            text = pattern.sub(_infix_mask, text)
-    return text
-
-
-def _infix_mask(match):
-    start = match.start()
-    text = match.string
-    return match.group(0) if start and text[start - 1] in _ALNUM else MASK
+    return "".join(out) + text[pos:] if out else text
 
 
 def rows():

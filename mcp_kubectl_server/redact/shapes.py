@@ -34,16 +34,12 @@ _DIGEST = re.compile(r"(?:sha256|sha384|sha512|sha1|md5):$")
 _SPACE = " \t\"'`,;"
 
 
+_DIGIT = re.compile(r"[0-9]")
+
+
 def _classes(token):
-    upper = lower = digit = False
-    for ch in token:
-        if ch.isdigit():
-            digit = True
-        elif ch.isupper():
-            upper = True
-        elif ch.islower():
-            lower = True
-    return upper, lower, digit
+    """(has upper case, has lower case, has a digit), in C speed."""
+    return token.lower() != token, token.upper() != token, bool(_DIGIT.search(token))
 
 
 def entropy_ratio(token):
@@ -134,10 +130,10 @@ def redact_standalone(text):
         if token[0] == "n" and text[start - 1:start] == "\\":   # after an escaped newline
             token, start = token[1:], start + 1
         body = token.rstrip("=")
-        if kept(body, text, start):
-            continue
         upper, lower, digit = _classes(body)
-        material = upper and lower and digit and _BASE64.fullmatch(body) and _alone_on_line(
+        if not (upper and lower and digit) or kept(body, text, start):
+            continue   # both rules below want every class
+        material = _BASE64.fullmatch(body) and _alone_on_line(
             text, start, match.end())
         if material or looks_random(body, strict=True):
             out += [text[pos:start], MASK]

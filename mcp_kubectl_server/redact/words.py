@@ -39,9 +39,22 @@ _NEARBY, _REACH = 6, 160   # words and characters after a credential word that a
 
 
 def redact_headers(text, lowered):
+    """Authorization, Cookie, bearer and basic: each pattern runs only where its word is."""
     for needle, pattern, replacement in _HEADERS:
-        if needle in (lowered if lowered is not None else text.lower()):
-            text = pattern.sub(replacement, text)
+        probe = lowered if lowered is not None else text.lower()
+        at = probe.find(needle)
+        if at == -1:
+            continue
+        out, pos = [], 0
+        while at != -1:
+            start = max(at - 4, pos)   # `set-cookie` starts before its word
+            match = pattern.search(text, start, at + len(needle) + 4096)
+            if match and match.start() <= at:
+                out += [text[pos:match.start()], match.expand(replacement)]
+                pos = match.end()
+            at = probe.find(needle, max(at + 1, pos))
+        text = "".join(out) + text[pos:]
+        lowered = text.lower() if lowered is not None else None
     return text
 
 
@@ -114,9 +127,22 @@ def redact_xml(text):
     return _XML.sub(hide, text) if "<" in text else text
 
 
-def redact_mysql(text, lowered):
-    probe = lowered if lowered is not None else text.lower()
-    if "mysql" not in probe and "mariadb" not in probe:
-        return text
-    return "\n".join(_DASH_P.sub(r"\1" + MASK, line) if _MYSQL.search(line) else line
-                     for line in text.split("\n"))
+def redact_mysql(text):
+    probe = text.lower() if text.isascii() else text.lower().ljust(len(text))[:len(text)]
+    lines = {text.rfind("\n", 0, at) + 1 for word in ("mysql", "mariadb")
+             for at in _finds(probe, word)}
+    out, pos = [], 0
+    for start in sorted(lines):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        if _MYSQL.search(text, start, end):
+            out += [text[pos:start], _DASH_P.sub(r"\1" + MASK, text[start:end])]
+            pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+def _finds(text, word):
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
