@@ -42,6 +42,10 @@ _ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
 _BARE = re.compile(r"[^\s\"',;&)}\]<]+")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
+# After `KEY: ` in a wrapped error (`failed to fetch oauth token: unexpected status from POST ...:
+# 401 Unauthorized`): a run of three lowercase words, or an HTTP status and its reason phrase.
+_ERROR_PROSE = re.compile(r"[a-z]{2,12} [a-z]{2,12} [a-z]{2,12}\b"
+                          r"|[1-5][0-9]{2} [A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
 _SET = re.compile(r"\bset[ \t]+$")
 _NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
 
@@ -112,7 +116,7 @@ def _block_body(text, start):
     return (len(text) if end == -1 else end), MASK
 
 
-def _masked_value(text, start, *, prose_kept, weak):
+def _masked_value(text, start, *, prose_kept, weak, colon=False):
     """(end, replacement) for the value at `start`, or None when there is nothing to hide."""
     quote = text[start:start + 1]
     if quote in _QUOTED:  # keeps its quotes; an unterminated one ends at the line end
@@ -129,7 +133,7 @@ def _masked_value(text, start, *, prose_kept, weak):
         return end, '\\"' + MASK + ('\\"' if closed else "")
     if text.startswith(MASK, start):  # an earlier pass hid it: done, nothing left to look at
         return start + len(MASK), MASK
-    if prose_kept and _PROSE.match(text, start):
+    if (prose_kept and _PROSE.match(text, start)) or (colon and _ERROR_PROSE.match(text, start)):
         return None
     if _BLOCK_SCALAR.match(text, start):
         return None if weak else _block_body(text, start)
@@ -183,5 +187,6 @@ def _assignment(text, start):
         prose_kept = _spaced_form(text, match, key) if strong else None
         if prose_kept is None:
             return None
-    masked = _masked_value(text, match.end(), prose_kept=prose_kept, weak=not strong)
+    masked = _masked_value(text, match.end(), prose_kept=prose_kept, weak=not strong,
+                           colon=match.group(2).strip(" \t") == ":")
     return (match.end(), *masked) if masked else None
