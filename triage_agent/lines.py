@@ -5,19 +5,20 @@ Every value here may come from a model or a server and be of any type or length:
 bounded and made safe for a terminal (terminal.printable) where it is printed.
 """
 
+from mcp_kubectl_server.redact import redact
 from triage_agent import terminal
 
 
 def describe_call(name, arguments):
     """`get_logs namespace=prod name=x previous=true`: a call as one safe progress line; a value
-    cut short ends in an ellipsis."""
+    is redacted, then cut short (ending in an ellipsis)."""
     if not isinstance(arguments, dict):
-        line = f"{name} {terminal.shorten(repr(arguments), 80)}"
+        line = f"{name} {terminal.shorten(redact(repr(arguments)), 80)}"
     else:
         if name == "write_report":
             arguments = report_digest(arguments)
         line = " ".join([str(name)] + [
-            f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(v, 60)}"
+            f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(redact(str(v)), 60)}"
             for k, v in arguments.items()])
     return terminal.shorten(terminal.printable(line, keep_newlines=False), 200)
 

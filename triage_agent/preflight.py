@@ -27,6 +27,8 @@ when the server died) of a failure.
 
 from dataclasses import dataclass, field
 
+from mcp_kubectl_server.redact import redact
+
 from triage_agent.lines import first_line
 from triage_agent.mcp.client import McpError
 
@@ -106,7 +108,8 @@ def run_preflight(tools, namespaces, *, audit=None):
     found = Preflight()
     for namespace in namespaces:
         text, is_error = tools.call("get_pods", {"namespace": namespace})
-        text = text if isinstance(text, str) else str(text)
+        # redact before first_line cuts it: the server may be a third party that does not redact
+        text = redact(text if isinstance(text, str) else str(text))
         if audit is not None:
             audit(show=False, step=0, tool="get_pods", arguments={"namespace": namespace},
                   decision="preflight", is_error=bool(is_error), bytes=len(text.encode()),

@@ -1,8 +1,8 @@
 """Secrets by shape, for formats no table knows, and what triage must keep verbatim.
 
-A token is a run of `A-Z a-z 0-9 + / _ -` (and `=` padding). It looks random when it is long enough, mixes
-character classes, changes class often (camelCase words change rarely) and its Shannon entropy
-comes near the most its length and alphabet allow:
+A token is a run of `A-Z a-z 0-9 + / _ -` (and `=` padding). It looks random when it is long
+enough, mixes character classes, changes class often (camelCase words change rarely) and its
+Shannon entropy comes near the most its length and alphabet allow:
 
     beside a credential word (words.py)    16+ characters, letters and digits, entropy >= 70 %
     anywhere (redact_standalone)           32+ characters, upper, lower and digits, entropy

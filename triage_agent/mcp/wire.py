@@ -20,6 +20,8 @@ import subprocess
 import threading
 import time
 
+from mcp_kubectl_server.redact import redact
+
 STDERR_TAIL_BYTES = 4096
 _EOF = object()
 
@@ -32,7 +34,8 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
         shown = f"MCP error {code}: {message}"
         if data is not None:
-            shown += f" (data: {json.dumps(data, ensure_ascii=False, default=str)[:300]})"
+            # redacted before the cut: a cut could leave a piece of a secret no rule knows
+            shown += f" (data: {redact(json.dumps(data, ensure_ascii=False, default=str))[:300]})"
         super().__init__(shown)
 
 
@@ -53,6 +56,7 @@ class StdioPeer:
         self.argv = argv
         self._inbox = queue.Queue()
         self._tail = collections.deque()
+        self._tail_cut = False
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -142,6 +146,7 @@ class StdioPeer:
                 size += len(chunk)
                 while size > STDERR_TAIL_BYTES and len(self._tail) > 1:
                     size -= len(self._tail.popleft())
+                    self._tail_cut = True
         except (OSError, ValueError):
             pass
 
@@ -150,7 +155,10 @@ class StdioPeer:
         if self.proc.poll() is not None:
             self._stderr_thread.join(1.0)  # an exited child's last words may still be in the pipe
         text = b"".join(list(self._tail)).decode("utf-8", "replace")
-        return text[-STDERR_TAIL_BYTES:].strip()
+        if self._tail_cut or len(text) > STDERR_TAIL_BYTES:
+            # the cut's first line is a piece: a piece of a secret would pass the redactor
+            text = text[-STDERR_TAIL_BYTES:].partition("\n")[2]
+        return text.strip()
 
     def exit_code(self, wait=1.0):
         try:

@@ -293,7 +293,7 @@ def _json(value) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (ValueError, TypeError, RecursionError):  # a cycle: keep what can be said of it
-        return repr(value)[:2000]
+        return redact(repr(value))[:2000]
 
 
 def _redacted(value):

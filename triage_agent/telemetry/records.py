@@ -27,6 +27,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from mcp_kubectl_server.redact import redact
+
 from triage_agent.telemetry import otel
 from triage_agent.telemetry.otel import model_call_span, tool_span  # noqa: F401  the loop's span drafts
 from triage_agent.terminal import printable, shorten
@@ -160,7 +162,7 @@ def _printable(value, limit) -> str:
     """One safe line: no newlines, terminal escapes or bidi overrides from model-supplied text."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                             default=str)
-    return shorten(printable(text, keep_newlines=False), limit)
+    return shorten(printable(redact(text), keep_newlines=False), limit)   # redact, then cut
 
 
 def strict_json(value):
