@@ -4,6 +4,7 @@ fresh one in the tests (tests/server/test_redact_formats.py plants one of each, 
 
     {b62:36}    exactly 36 characters of the b62 alphabet (the last placeholder: 36 or more)
     {hex:32-40} 32 to 40 characters        {b64u:20+} 20 or more characters
+    {NAME}      one of the literals CHOICES[NAME]; {UUID} a UUID; {JWT} a JWT's last segments
 
 Rows are written from what each vendor publishes about its own tokens (prefix, alphabet and
 length); a vendor that lengthens its tokens is still matched, since the last part has no upper
@@ -131,7 +132,7 @@ _ROWS = [
     Format("age", "X25519 secret key", "AGE-SECRET-KEY-1{bech32:58}"),
     Format("age", "plugin identity", "AGE-PLUGIN-{AN:3-12}-1{bech32:40+}"),
     # signed tokens
-    Format("JSON Web Token", "header.payload.signature (also cut short)", "eyJ{b64u:30}"),
+    Format("JSON Web Token", "header.payload.signature (also cut short)", "eyJ{b64u:8+}{JWT}"),
     Format("Adafruit IO", "key", "aio_{b62:28}"),
     Format("Prefect", "API key", "pnu_{b62:36}"),
     Format("ReadMe", "API key", "rdme_{an:70}"),
@@ -172,6 +173,8 @@ def parts(shape):
         name, low, plus, high = match.groups()
         if name in CHOICES:
             out.append(("choice", CHOICES[name]))
+        elif name == "JWT":   # the rest of a JWT: up to two more dot-separated segments
+            out.append(("raw", r"(?:\.[A-Za-z0-9_\-]*){0,2}"))
         elif name == "UUID":
             out.append(("uuid",))
         else:
@@ -196,6 +199,8 @@ def _regex(shape):
                                                                 reverse=True))) + ")")
         elif piece[0] == "uuid":
             out.append(UUID)
+        elif piece[0] == "raw":
+            out.append(piece[1])
         else:
             _, alphabet, low, high = piece
             bound = f"{low}," if i == last or high is None else (
