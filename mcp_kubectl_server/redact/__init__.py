@@ -23,8 +23,8 @@ no pattern recognises (callers cut only redacted text; get_logs reads a margin f
 
 from .blocks import redact_blocks, redact_key_bodies
 from .files import redact_pgpass, redact_urls
-from .formats import redact_formats
-from .keys import MASK, credential_hits, is_secret_key, redact_assignments
+from .formats import MASK, redact_formats
+from .keys import credential_hits, is_secret_key, redact_assignments
 from .shapes import redact_standalone
 from .words import redact_headers, redact_mysql, redact_prose, redact_xml
 

@@ -6,7 +6,8 @@ or JSON-escaped newlines). Linear: END positions are found once, then looked up.
 import bisect
 import re
 
-MASK = "[REDACTED]"
+from .formats import MASK
+
 _LABEL = r"([A-Z0-9 ]*PRIVATE KEY|PGP [A-Z ]+|ENCRYPTED [A-Z ]+)"
 _BEGIN = re.compile(r"-----BEGIN " + _LABEL + "-----")
 _END = re.compile(r"-----END " + _LABEL + "-----")

@@ -10,9 +10,9 @@ docker config.json `"auth"` is a weak key whose value is base64 of user:password
 
 import re
 
+from .formats import MASK
 from .shapes import kept, looks_random
 
-MASK = "[REDACTED]"
 _USERINFO = re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s@/]+(@)",
                        re.IGNORECASE)
 _TOKEN_USER = re.compile(r"((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://)([A-Za-z0-9_\-.~%]{16,})@",

@@ -12,9 +12,9 @@ config.json `"auth": "<base64 of user:password>"` goes.
 
 import re
 
+from .formats import MASK
 from .shapes import secret_value
 
-MASK = "[REDACTED]"
 _SECRET_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets",
                  "token", "credential", "credentials", "apikey", "accountkey", "cookie",
                  "privatekey", "accesskey", "secretkey", "sharedaccesskey", "sessiontoken"}
@@ -57,6 +57,13 @@ def is_secret_key(key):
     words = [w.lower() for w in _WORDS.findall(key)]
     return any(w in _SECRET_WORDS for w in words) or any(
         pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def names_credential(key):
+    """True when a key's last word is the credential itself (`DB_PASSWORD`, `token`), not a
+    property of one (`PASSWORD_RESET_TTL`)."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    return bool(words) and (is_secret_key(words[-1]) or words[-1] == "key")
 
 
 def is_weak_key(key):

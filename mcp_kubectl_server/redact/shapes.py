@@ -23,7 +23,8 @@ import math
 import re
 from collections import Counter
 
-MASK = "[REDACTED]"
+from .formats import MASK
+
 TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

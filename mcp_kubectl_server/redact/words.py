@@ -13,10 +13,10 @@ token beside a credential word.
 
 import re
 
-from .keys import KEY_CHARS, is_secret_key, key_strength
+from .formats import MASK
+from .keys import KEY_CHARS, is_secret_key, key_strength, names_credential
 from .shapes import kept, looks_random
 
-MASK = "[REDACTED]"
 _HEADERS = [
     ("authorization", re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic"
                                  r"|token)\s+)?[^\s\"',;]+", re.IGNORECASE), r"\1" + MASK),
@@ -26,7 +26,6 @@ _HEADERS = [
      r"\1 " + MASK),
     ("basic", re.compile(r"\b(basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
 ]
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _WORD = re.compile(r"[^\s\"'`,;()\[\]{}<>]+")
 _CONNECTORS = {"is", "was", "are", "were", "to", "now", "set", "still"}
@@ -80,13 +79,6 @@ def _prose_value(words):
     return None
 
 
-def _names_it(key):
-    """True when a key's last word is the credential itself (`DB_PASSWORD`, `token`), not a
-    property of one (`PASSWORD_RESET_TTL`)."""
-    words = [w.lower() for w in _WORDS.findall(key)]
-    return bool(words) and is_secret_key(words[-1]) or words[-1:] == ["key"]
-
-
 def redact_prose(text, starts):
     """The prose and beside rules for the credential words at `starts` (keys.py left them)."""
     spans = []
@@ -99,7 +91,7 @@ def redact_prose(text, starts):
         if strength is None:
             continue
         words = [w for w in _line_words(text, end) if not text.startswith(MASK, w[0] - 1)]
-        value = _prose_value(words) if strength == "strong" and _names_it(key) else None
+        value = _prose_value(words) if strength == "strong" and names_credential(key) else None
         if value is not None:
             w_start, w_end, word = words[value]
             spans.append((w_start, w_start + len(word.rstrip(".,!"))))
