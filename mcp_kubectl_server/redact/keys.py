@@ -10,6 +10,7 @@ a value only when it looks like one (shapes.secret_value): `auth: enabled` stays
 config.json `"auth": "<base64 of user:password>"` goes.
 """
 
+import functools
 import re
 
 from .formats import MASK
@@ -50,6 +51,7 @@ _SET = re.compile(r"\bset[ \t]+$")
 _NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; the same keys come back in every result (pod=, code=)
 def is_secret_key(key):
     """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
     if _SECRET_INSIDE.search(key):
@@ -66,6 +68,7 @@ def names_credential(key):
     return bool(words) and (is_secret_key(words[-1]) or words[-1] == "key")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_weak_key(key):
     """True when a key's name may hold a secret, depending on its value (auth, key, sig, ...)."""
     words = [w.lower() for w in _WORDS.findall(key)]
