@@ -118,7 +118,8 @@ def _strings(value):
 def test_every_tool_output_and_string_of_every_scenario_cluster_is_left_as_it_is(name):
     cluster = load_cluster(name)
     planted = {_untimed(redact(line)) for line in PLANTED_LINES}   # the simulator moves times
-    strings = set(_strings(cluster["objects"])) | set(_strings(cluster["logs"]))
+    readable = [o for o in cluster["objects"] if o["kind"] != "Secret"]   # no tool reads one
+    strings = set(_strings(readable)) | set(_strings(cluster["logs"]))
     changed = [s for s in strings if redact(s) != s and _untimed(redact(s)) not in planted]
     assert changed == [] and len(strings) > 100
     calls, namespaces = calls_for(cluster)
