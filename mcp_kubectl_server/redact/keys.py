@@ -44,8 +44,12 @@ _BARE = re.compile(r"[^\s\"',;&)}\]<]+")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
 # After `KEY: ` in a wrapped error (`failed to fetch oauth token: unexpected status from POST ...:
-# 401 Unauthorized`): a run of three lowercase words, or an HTTP status and its reason phrase.
-_ERROR_PROSE = re.compile(r"[a-z]{2,12} [a-z]{2,12} [a-z]{2,12}\b"
+# 401 Unauthorized`): words that open an error's wording, then two more lowercase words, or an
+# HTTP status and its reason phrase. Any three lowercase words would keep a passphrase
+# (`password: correct horse battery staple`), so the first word must say something went wrong.
+_ERROR_WORDS = ("unexpected|failed|failure|error|unable|cannot|could|invalid|unauthorized|"
+                "forbidden|denied|missing|expired|not|no|timeout|timed|refused|rejected|bad")
+_ERROR_PROSE = re.compile(rf"(?:{_ERROR_WORDS}) [a-z]{{2,12}} [a-z]{{2,12}}\b"
                           r"|[1-5][0-9]{2} [A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
 _SET = re.compile(r"\bset[ \t]+$")
 _NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
