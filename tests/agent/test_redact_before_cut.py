@@ -1,11 +1,18 @@
 """The loop's own cuts come after redaction: a one-line view (progress lines, audit lines, a
-preflight failure, an MCP error's data) never shows a piece of a secret that the cut made
+preflight failure, an MCP error's data, the loop's per-result cap) never shows a piece of a secret that the cut made
 unrecognisable. Each case first shows that the bare cut would have leaked a 16-character piece.
 (lines.first_line only cuts: its callers redact first, as the preflight case shows.)"""
+
+import json
 
 import pytest
 
 from mcp_kubectl_server.redact import MASK
+from tests.agent.test_context import CountingModel, investigation
+from tests.agent.test_loop_fakes import FakeTools, ListRecorder, policy
+from triage_agent import context
+from triage_agent.loop import run_triage
+from triage_agent.turns import Settings
 from triage_agent import terminal
 from triage_agent.lines import describe_call, first_line
 from triage_agent.mcp.wire import RpcError
@@ -57,3 +64,27 @@ def test_an_mcp_error_s_data_is_redacted_before_its_cut():
     assert PIECE in str(data)[:300]
     shown = str(RpcError(-32000, "server failed", data))
     assert PIECE not in shown and MASK in shown
+
+
+class SecretAtTheCap(FakeTools):
+    """A server that does not redact: its get_logs line has a token where the loop's cap cuts."""
+
+    def __init__(self, limit):
+        super().__init__()
+        self.limit = limit
+
+    def call(self, name, arguments):
+        self.calls.append((name, arguments))
+        return cut_here(self.limit) + " " + "z" * 400, False
+
+
+def test_the_loop_s_result_cap_cuts_only_redacted_text():
+    limit = 200
+    assert PIECE in context.cap_result(cut_here(limit) + " " + "z" * 400, limit).text
+    script = investigation(1)
+    model, recorder = CountingModel(*script), ListRecorder()
+    run_triage("checkout restarts", model=model, tools=SecretAtTheCap(limit), recorder=recorder,
+               policy=policy(max_steps=3, max_tool_calls=2, max_result_bytes=limit),
+               settings=Settings())
+    bodies = json.dumps(model.requests) + json.dumps(recorder.audits + recorder.traces)
+    assert "[result cut:" in bodies and MASK in bodies and PIECE not in bodies
