@@ -40,7 +40,7 @@ def make_model(args, stderr):
     status line, which also shows the client's waits to retry."""
     from triage_agent import status
     from triage_agent.model import replay
-    from triage_agent.model.messages import DEFAULT_BASE_URL, MessagesClient
+    from triage_agent.model.messages import MessagesClient
     if args.replay:
         try:
             fixture = replay.load_fixture(args.replay)
@@ -49,10 +49,12 @@ def make_model(args, stderr):
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
     line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
                              show_thinking=args.show_thinking)
-    client = MessagesClient(api_key=os.environ["ANTHROPIC_API_KEY"],
-                            base_url=os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+    client = MessagesClient(api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+                            auth_token=os.environ.get("ANTHROPIC_AUTH_TOKEN") or None,
+                            base_url=args.base_url, profile=args.api_profile,
                             fallbacks=not args.no_fallbacks, stream=not args.no_stream,
-                            idle_timeout=args.idle_timeout, on_stream=line.event,
+                            idle_timeout=args.idle_timeout,
+                            first_byte_timeout=args.first_byte_timeout, on_stream=line.event,
                             on_retry=lambda n, delay, error: line.retry(
                                 f"[retry {n}] {error}; trying again in {delay:.1f} s"))
     model = status.StatusModel(client, line)
@@ -162,7 +164,7 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
               f"{tool}", file=stderr)
     usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
-    line = records.cost_line(outcome.model, usage)
+    line = records.cost_line(outcome.model, usage, getattr(args, "prices", None))
     if outcome.context:
         from triage_agent import context
         line += " · " + context.cost_tail(outcome.context)
@@ -192,8 +194,10 @@ def run(args, stderr, signals):
                                    max_result_bytes=args.max_result_bytes,
                                    context_budget_tokens=args.context_budget_tokens)
         model, model_name = make_model(args, stderr)
-        if policy.max_cost_usd is not None and records.cost_usd(model_name, {}) is None:
-            raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r}")
+        if policy.max_cost_usd is not None and records.cost_usd(model_name, {},
+                                                                args.prices) is None:
+            raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r} "
+                             "(give --price-per-mtok or --prices-file)")
         return triage(args, policy, model, model_name, client, recorder, stderr, signals)
     except (UsageError, KeyboardInterrupt) as exc:
         return end_early(args, exc, stderr, signals, recorder)
@@ -317,7 +321,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
                               kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
                               say=lambda line: print(line, file=stderr), defer=hand_over(args))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
-                             fallbacks=not args.no_fallbacks)
+                             fallbacks=not args.no_fallbacks, prices=args.prices)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
                            progress=lambda line: print(line, file=stderr))

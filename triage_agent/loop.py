@@ -51,7 +51,7 @@ class _Run:
         self.final = False          # set when repeats are spent: the next call is the last
         self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
         self.last_decision = None
-        self.spend = turns.Spend()
+        self.spend = turns.Spend(settings.prices)
         self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
         budget = policy.context_budget_tokens
         self.keeper = context.Keeper(max_result_bytes=policy.max_result_bytes, budget_tokens=(
@@ -135,7 +135,9 @@ class _Run:
                                                started=started, ended=time.time(),
                                                error=ValueError(why)))
             raise RunEnded("api_error", why)
+        response, inferred = turns.fill_stop_reason(response)
         content, uses, notes = turns.repair_content(response["content"], self.used_ids, step=step)
+        notes += [inferred] if inferred else []
         if response.get("stop_reason") == "pause_turn" and not uses:  # sent back as the final turn
             content, note = turns.trim_final(content)
             notes += [note] if note else []

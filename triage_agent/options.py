@@ -15,6 +15,8 @@ from triage_agent import actions
 
 DEFAULT_MODEL = "claude-opus-5-5"
 DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)
+HOSTED_BASE_URL = "https://api.anthropic.com"  # messages.DEFAULT_BASE_URL
+LOCAL_FIRST_BYTE_TIMEOUT = 600.0  # a CPU reads a long prompt for minutes before the first token
 EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, ascending
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Our own server's cluster-scoped read tools: offered without a namespace argument only when the
@@ -48,8 +50,11 @@ exit codes:
   130, 143, 129  stopped by ^C, SIGTERM or SIGHUP (128 + the signal number)
 
 environment:
-  ANTHROPIC_API_KEY       API key for the Messages API (required unless --replay)
-  ANTHROPIC_BASE_URL      Messages API endpoint (default https://api.anthropic.com)
+  ANTHROPIC_API_KEY       API key for the Messages API (required for the hosted API unless
+                          --replay or ANTHROPIC_AUTH_TOKEN; a self-hosted server may need none)
+  ANTHROPIC_AUTH_TOKEN    a bearer token (Authorization: Bearer), for servers that take one
+  ANTHROPIC_BASE_URL      Messages API endpoint, when --base-url is not given (default
+                          https://api.anthropic.com)
   KUBECONFIG              read by kubectl, for the default server and executed actions,
                           unless --kubeconfig is given
   PROMETHEUS_URL          --prometheus-url when it is not given (the default server only)
@@ -120,6 +125,25 @@ def build_parser():
     p.add_argument("--idle-timeout", type=_positive(float, 0.1), default=DEFAULT_IDLE_TIMEOUT,
                    metavar="SECONDS", help="streaming: a call whose stream stays silent this "
                    "long is sent again (default: %(default)g)")
+    p.add_argument("--first-byte-timeout", type=_positive(float, 0.1), default=None,
+                   metavar="SECONDS", help="how long to wait for the first byte of an answer "
+                   "(a self-hosted model reads the whole prompt first) before the call is sent "
+                   f"again (default: {LOCAL_FIRST_BYTE_TIMEOUT:g} with --api-profile compatible, "
+                   "the idle timeout with anthropic)")
+    p.add_argument("--base-url", metavar="URL", help="the Messages API endpoint: the hosted API "
+                   "or a self-hosted server serving /v1/messages (llama-server, Ollama, vLLM, "
+                   "LiteLLM) (default: $ANTHROPIC_BASE_URL, else " + HOSTED_BASE_URL + ")")
+    p.add_argument("--api-profile", choices=("anthropic", "compatible"), default=None,
+                   help="what the requests carry: anthropic (fallbacks, effort, strict tools, "
+                   "prompt caching) or compatible (only what self-hosted servers understand) "
+                   "(default: anthropic for the hosted API's host, compatible for any other)")
+    p.add_argument("--price-per-mtok", metavar="INPUT,OUTPUT[,CACHE_READ,CACHE_WRITE]",
+                   help="USD per million tokens for a model the built-in table does not know, "
+                   "0,0 for a local model (cache prices default to the input price; default: "
+                   "none, such a model's cost is unknown)")
+    p.add_argument("--prices-file", metavar="FILE", help="JSON prices by model id: {\"MODEL\": "
+                   "{\"input\": USD, \"output\": USD, \"cache_read\": USD, \"cache_write\": "
+                   "USD}} per million tokens, the cache prices optional (default: none)")
     p.add_argument("--max-steps", type=_positive(int, 1), default=12,
                    help="model calls (default: %(default)s)")
     p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20,
@@ -191,8 +215,7 @@ def check_options(args):
     if args.pending_approvals and args.execute:
         raise UsageError("--pending-approvals hands proposals to serve, which runs approved "
                          "ones itself: it cannot be combined with --execute")
-    if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE)")
+    check_endpoint(args)
     for flag in ("context", "kubeconfig"):
         value = getattr(args, flag)
         if value is not None and (not value or value.startswith("-")):
@@ -233,6 +256,38 @@ def check_prometheus(args):
         if not os.path.isfile(value):
             raise UsageError(f"--{flag.replace('_', '-')} {value}: no such file")
         setattr(args, flag, os.path.abspath(value))
+
+
+def check_endpoint(args):
+    """The endpoint options: sets args.base_url, args.api_profile, args.first_byte_timeout and
+    args.prices (None or a PriceTable); a key is needed only for the hosted API."""
+    from triage_agent.model import profiles
+    from triage_agent.telemetry import prices
+    args.base_url = (args.base_url or os.environ.get("ANTHROPIC_BASE_URL") or HOSTED_BASE_URL)
+    if not args.base_url.startswith(("http://", "https://")):
+        raise UsageError(f"--base-url {args.base_url!r}: give an http:// or https:// URL")
+    hosted = profiles.is_hosted(args.base_url)
+    args.api_profile = args.api_profile or profiles.default_profile(args.base_url)
+    if args.first_byte_timeout is None:
+        args.first_byte_timeout = (LOCAL_FIRST_BYTE_TIMEOUT if args.api_profile == "compatible"
+                                   else args.idle_timeout)
+    if not args.replay and hosted and not (os.environ.get("ANTHROPIC_API_KEY")
+                                           or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE, "
+                         "ANTHROPIC_AUTH_TOKEN, or a --base-url of a self-hosted server)")
+    other, models = None, {}
+    try:
+        other = prices.parse_per_mtok(args.price_per_mtok) if args.price_per_mtok else None
+    except prices.PriceError as exc:
+        raise UsageError(f"--price-per-mtok: {exc}") from None
+    try:
+        models = prices.load_prices_file(args.prices_file) if args.prices_file else {}
+    except prices.PriceError as exc:
+        raise UsageError(f"--prices-file: {exc}") from None
+    source = " and ".join(filter(None, [
+        f"--prices-file {args.prices_file}" if args.prices_file else "",
+        f"--price-per-mtok {args.price_per_mtok}" if args.price_per_mtok else ""]))
+    args.prices = prices.PriceTable(models, other, source) if source else None
 
 
 def server_argv(args, namespaces):

@@ -48,6 +48,7 @@ class Settings:
     max_tokens: int = 16000
     effort: str = "medium"
     fallbacks: bool = True
+    prices: object = None  # the operator's prices (telemetry/prices.PriceTable), or None
 
 
 def build_request(settings, toolset, messages):
@@ -177,6 +178,16 @@ def trim_final(content):
     return content[:-1] + trimmed, "the paused turn's trailing whitespace was trimmed"
 
 
+def fill_stop_reason(response):
+    """(response, note): a self-hosted server may leave stop_reason out (or null); the turn then
+    reads as what its content says, tool_use when it calls a tool and end_turn otherwise."""
+    if response.get("stop_reason") is not None:
+        return response, None
+    calls = any(block.get("type") == "tool_use" for block in response["content"])
+    reason = "tool_use" if calls else "end_turn"
+    return dict(response, stop_reason=reason), f"no stop_reason in the response; read as {reason}"
+
+
 def unknown_stop_reason(response):
     """The error for a stop_reason the API does not define, or None."""
     if response.get("stop_reason") in STOP_REASONS:
@@ -213,7 +224,8 @@ def step_usage(response):
 class Spend:
     """Tokens and USD over a run; the --max-cost-usd check made before each model call."""
 
-    def __init__(self):
+    def __init__(self, prices=None):
+        self.prices = prices   # the operator's (records.PriceTable), beside the built-in table
         self.usage = records.Usage()
         self.unpriced = None   # the model of the first response the price table lacks
         self.last_input = 0    # the previous request's input size
@@ -222,7 +234,7 @@ class Spend:
         """Add one response's usage, priced by the model that answered."""
         usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
         model = response.get("model") or default_model
-        if self.usage.add(model, usage) is None and self.unpriced is None:
+        if self.usage.add(model, usage, self.prices) is None and self.unpriced is None:
             self.unpriced = model
         self.last_input = sum(usage.get(k) or 0 for k in (  # usage_problem checked them
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
@@ -234,7 +246,7 @@ class Spend:
                     f"{self.unpriced!r} could not be priced")
         if limit is None or not self.last_input:
             return None
-        estimate = records.cost_usd(model, {"input_tokens": self.last_input})
+        estimate = records.cost_usd(model, {"input_tokens": self.last_input}, self.prices)
         if estimate is not None and self.usage.cost + estimate > limit:
             return (f"the next model call (about ${estimate:.4f}) would cross --max-cost-usd "
                     f"{limit} (spent ${self.usage.cost:.4f})")

@@ -350,12 +350,28 @@ def test_a_progress_line_escapes_what_the_model_wrote():
     assert line == "get_pods\\nok namespace=a\\x1b[2J\\rb\\u202ec"
 
 
-@pytest.mark.parametrize("reason", ["banana", None])
+@pytest.mark.parametrize("reason", ["banana", ""])
 def test_a_stop_reason_the_api_does_not_have_ends_the_run_clearly(reason):
     outcome, model, tools, _ = run(response(reason, logs_call()), *happy_script())
     assert outcome.stop == "api_error" and outcome.exit_code == 4 and len(model.requests) == 1
     assert repr(reason) in outcome.error and tools.calls == []
     assert outcome.usage["input"] == 100  # the call was made (and billed): it is counted
+
+
+def test_a_missing_stop_reason_reads_as_what_the_turn_holds():
+    # self-hosted servers may leave stop_reason out: a turn with tool calls is tool_use (the
+    # calls run), one without is end_turn (the nudge, then the stop); the trace says so
+    script = [dict(r, stop_reason=None) for r in happy_script()]
+    del script[0]["stop_reason"]
+    outcome, model, tools, recorder = run(*script)
+    assert outcome.stop == "report" and len(tools.calls) == 2
+    repairs = [s["attributes"]["triage_agent.repairs"] for s in recorder.traces
+               if "triage_agent.repairs" in s.get("attributes", {})]
+    assert repairs == [["no stop_reason in the response; read as tool_use"]] * 3
+    outcome, model, _, _ = run(response(None, text("nothing to call")),
+                               response(None, text("still nothing")))
+    assert outcome.stop == "end_turn" and len(model.requests) == 2
+    assert model.requests[1]["messages"][-1]["content"][-1]["text"] == prompts.NUDGE_REPORT
 
 
 def test_last_call_after_a_paused_turn_still_says_it_is_the_last():

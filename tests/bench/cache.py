@@ -37,7 +37,8 @@ def shares(sim):
         with FakeMessagesApi(responses, cache=cache) as api:
             env.update(ANTHROPIC_API_KEY="sk-ant-bench-not-a-key", ANTHROPIC_BASE_URL=api.url)
             subprocess.run([sys.executable, "-m", "triage_agent", SYMPTOM, "--namespaces",
-                            namespaces, "--kubeconfig", sim.kubeconfig, "--json"], cwd=ROOT,
+                            namespaces, "--kubeconfig", sim.kubeconfig, "--json",
+                            "--api-profile", "anthropic"], cwd=ROOT,
                            env=env, capture_output=True, timeout=120, check=True)
         measured.append((label, [(r["cached_bytes"], r["reusable_bytes"], r["input_bytes"])
                                  for r in api.requests]))

@@ -46,7 +46,8 @@ def run_arm(budget):
         out = subprocess.run([sys.executable, "-m", "triage_agent", "orders are slow", "--namespaces",
                               "prod", "--mcp", server, "--json", "--max-steps", str(STEPS + 1),
                               "--max-tool-calls", str(STEPS), "--context-budget-tokens", str(budget),
-                              "--audit-log", str(Path(tmp) / "audit.jsonl")],
+                              "--audit-log", str(Path(tmp) / "audit.jsonl"),
+                              "--api-profile", "anthropic"],
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     outcome = json.loads(out.stdout)
     return api.requests, outcome

@@ -20,7 +20,8 @@ def requests(sim, *flags):
         env.update(ANTHROPIC_API_KEY="sk-ant-test-not-a-key", ANTHROPIC_BASE_URL=api.url)
         out = subprocess.run([sys.executable, "-m", "triage_agent", "checkout pods keep restarting",
                               "--namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--json",
-                              "--no-preflight", *flags], cwd=ROOT, env=env, capture_output=True,
+                              "--no-preflight", "--api-profile", "anthropic", *flags],
+                             cwd=ROOT, env=env, capture_output=True,
                              text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return [r["raw"] for r in api.requests], json.loads(out.stdout)

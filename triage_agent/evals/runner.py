@@ -31,7 +31,7 @@ from pathlib import Path
 
 from triage_agent import terminal
 from triage_agent.evals import grade, scorecard
-from triage_agent.model import replay
+from triage_agent.model import profiles, replay
 from triage_agent.evals.scorecard import RunResult
 
 REPLAY_TIMEOUT, LIVE_TIMEOUT, SIM_START_TIMEOUT = 120.0, 600.0, 20.0
@@ -200,14 +200,22 @@ def _runs(text):
     return value
 
 
+def live_endpoint_ready(environ):
+    """A live run can authenticate: a key or token, or a self-hosted server that needs none."""
+    base = environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+    return bool(environ.get("ANTHROPIC_API_KEY") or environ.get("ANTHROPIC_AUTH_TOKEN")
+                or not profiles.is_hosted(base))
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="python3 -m triage_agent.evals",
                                 description="Run the triage eval scenarios against kube_sim "
                                 "and grade them deterministically.")
     p.add_argument("--scenario", action="append", metavar="NAME", help="scenario name under "
                    "fixtures/scenarios/ or a path to a scenario file (repeatable; default all)")
-    p.add_argument("--live", action="store_true", help="use the live model "
-                   "(needs ANTHROPIC_API_KEY) instead of each scenario's replay")
+    p.add_argument("--live", action="store_true", help="use the live model (needs "
+                   "ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL naming a self-hosted server) "
+                   "instead of each scenario's replay")
     p.add_argument("--runs", type=_runs, default=1, metavar="N", help="runs per scenario; "
                    "the pass rate becomes pass^N (scenarios that passed all N runs)")
     p.add_argument("--min-pass", type=_rate, default=1.0, metavar="RATE",
@@ -224,8 +232,9 @@ def main(argv=None, *, stdout=None, stderr=None):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    if args.live and not os.environ.get("ANTHROPIC_API_KEY"):
-        print("evaluate: --live needs ANTHROPIC_API_KEY; without it the replays run "
+    if args.live and not live_endpoint_ready(os.environ):
+        print("evaluate: --live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an "
+              "ANTHROPIC_BASE_URL of a self-hosted server); without it the replays run "
               "(drop --live)", file=stderr)
         return 2
     try:

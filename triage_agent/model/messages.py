@@ -6,6 +6,10 @@ streaming) and these headers:
     x-api-key: KEY                         anthropic-version: 2026-10-21
     content-type: application/json         anthropic-beta: server-side-fallback-2026-07-01
                                                             (only when fallbacks are on)
+    authorization: Bearer TOKEN            (with an auth token, for servers that take one)
+
+With the `compatible` profile (profiles.py: llama-server, Ollama, vLLM, LiteLLM) the body is
+cut down to what those servers understand and no beta header is sent; no key is needed.
 
     attempt ──> 200 + message JSON ──────────────────────────> return the body (dict)
         │   ├─> 200 + event stream ── message_stop ───────────> the assembled message (sse.py)
@@ -25,10 +29,15 @@ present; otherwise 408, 409, 429 and every 5xx (529 overloaded included). The wa
 exponential backoff from 0.5 s doubling to at most 8 s, minus up to 25 % jitter.
 Errors arrive as `{"type": "error", "error": {"type", "message"}, "request_id"}` with a
 `request-id` header; both ids are kept so an operator can quote them, a failed stream's too.
+Self-hosted servers may leave out the top-level type (llama-server: `{"error": {"code",
+"message", "type"}}`) or send `{"error": "text"}`; their known types (a prompt past the context
+size, a model still loading: 503, retried like an overload) are said in the operator's words.
 
 Timeouts: without streaming one socket operation may take `timeout` (600 s: the whole answer
-is one read). Streaming, the same socket timeout becomes an idle timeout, `idle_timeout`
-seconds without a byte (pings are bytes), so a dead connection is noticed in seconds.
+is one read). Streaming, the wait for the first byte of the answer is `first_byte_timeout` (a
+local server on a CPU sends nothing until it has read the whole prompt; by default the idle
+timeout), then the same socket timeout becomes an idle timeout, `idle_timeout` seconds without
+a byte (pings are bytes), so a dead connection is noticed in seconds.
 """
 
 import email.utils
@@ -40,7 +49,7 @@ import time
 import urllib.error
 import urllib.request
 
-from triage_agent.model import sse
+from triage_agent.model import profiles, sse
 
 API_VERSION = "2026-10-21"
 FALLBACK_BETA = "server-side-fallback-2026-07-01"
@@ -87,19 +96,25 @@ class MessagesClient:
 
     def __init__(self, *, api_key, base_url=DEFAULT_BASE_URL, fallbacks=True, max_retries=2,
                  timeout=DEFAULT_TIMEOUT, stream=False, idle_timeout=DEFAULT_IDLE_TIMEOUT,
+                 first_byte_timeout=None, profile="anthropic", auth_token=None,
                  on_stream=None, sleep=time.sleep, rand=random.random, on_retry=None):
+        if profile not in profiles.PROFILES:
+            raise ValueError(f"unknown API profile {profile!r}")
         self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
-        self.fallbacks = fallbacks
+        self.profile = profile
+        self.fallbacks = fallbacks and profile == "anthropic"
         self.max_retries = max(0, int(max_retries))
         self.timeout = timeout
         self.stream = stream
         self.idle_timeout = idle_timeout
-        self._api_key = api_key
+        self.first_byte_timeout = first_byte_timeout or idle_timeout
+        self._api_key, self._auth_token = api_key, auth_token
         self._sleep = sleep
         self._rand = rand
         self._on_retry = on_retry  # on_retry(attempt, delay_seconds, error): progress lines
         self._on_stream = on_stream  # on_stream(meaning): each event's meaning (sse.py)
         self.last_request_id = None
+        self._started = False
         self.retries = 0  # total retries over the client's life, for the outcome
 
     def _headers(self) -> dict:
@@ -107,6 +122,10 @@ class MessagesClient:
         headers = {"x-api-key": self._api_key or "", "anthropic-version": API_VERSION,
                    "content-type": "application/json", "accept": "application/json",
                    "user-agent": USER_AGENT}
+        if not self._api_key and (self._auth_token or self.profile != "anthropic"):
+            del headers["x-api-key"]   # a bearer token, or a server that takes no key
+        if self._auth_token:
+            headers["authorization"] = f"Bearer {self._auth_token}"
         if self.fallbacks:
             headers["anthropic-beta"] = FALLBACK_BETA
         return headers
@@ -116,6 +135,8 @@ class MessagesClient:
         if not self.url.startswith(("http://", "https://")):
             raise ApiError(None, "invalid_url", f"the API base URL must start with http:// or"
                            f" https:// (got {self.url[:-len('/v1/messages')]!r})")
+        if self.profile == "compatible":  # on the wire only, like stream: records see the loop's
+            request_body = profiles.compatible_request(request_body)
         if self.stream:  # the loop's request stays as it is: records and replay see no change
             request_body = dict(request_body, stream=True)
         try:
@@ -139,8 +160,9 @@ class MessagesClient:
     def _attempt(self, data: bytes) -> dict:
         request = urllib.request.Request(self.url, data=data, headers=self._headers(),
                                          method="POST")
-        wait = self.idle_timeout if self.stream else self.timeout
+        wait = self.first_byte_timeout if self.stream else self.timeout
         status, rid = None, None  # known once the response has started
+        self._started = False     # streaming: the first byte of the body has come
         try:
             with urllib.request.urlopen(request, timeout=wait) as response:
                 headers = _lower(response.headers)
@@ -179,7 +201,8 @@ class MessagesClient:
     def _read_stream(self, response, rid) -> dict:
         """The streamed answer as one message; a stream that fails is retryable (sse.py)."""
         try:
-            message = sse.read_message(response, on_event=self._tell)
+            message = sse.read_message(response, on_event=self._tell,
+                                       on_first_chunk=lambda: self._first_byte(response))
         except sse.StreamError as exc:
             error = ApiError(200, exc.error_type, f"{exc.message} (in the event stream)", rid)
             if exc.error_type in NOT_RETRIED_IN_STREAM:
@@ -190,6 +213,14 @@ class MessagesClient:
                            f" message: {_snippet(json.dumps(message).encode())}", rid)
         return message
 
+    def _first_byte(self, response):
+        """After the first byte the stream's socket waits `idle_timeout`, not the first-byte
+        wait (the socket under http.client's buffered reader)."""
+        self._started = True
+        sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+        if sock is not None and self.first_byte_timeout != self.idle_timeout:
+            sock.settimeout(self.idle_timeout)
+
     def _tell(self, meaning):
         if self._on_stream is not None:
             try:
@@ -198,13 +229,18 @@ class MessagesClient:
                 pass
 
     def _silence(self, status, exc) -> str:
-        wait = self.idle_timeout if self.stream else self.timeout
-        if status is not None and self.stream:
-            return f"the event stream was silent for {wait:g} s ({exc})"
-        return f"no answer within {wait:g} s ({exc})"
+        if not self.stream:
+            return f"no answer within {self.timeout:g} s ({exc})"
+        if self._started or self.first_byte_timeout == self.idle_timeout:
+            if status is not None:
+                return f"the event stream was silent for {self.idle_timeout:g} s ({exc})"
+            return f"no answer within {self.idle_timeout:g} s ({exc})"
+        return (f"no first byte of an answer within {self.first_byte_timeout:g} s ({exc}); a "
+                "slow model server needs a longer --first-byte-timeout")
 
     def _status_error(self, status, headers, body):
         error_type, message, rid = _error_fields(status, body)
+        message = profiles.server_words(error_type, message) or message
         error = ApiError(status, error_type, message, headers.get("request-id") or rid)
         self.last_request_id = error.request_id
         if _should_retry(status, headers):
@@ -266,10 +302,12 @@ def _error_fields(status: int, body: bytes):
     except (UnicodeDecodeError, ValueError):
         data = None
     if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        error = data["error"]
+        error = data["error"]   # the API's envelope, or llama-server's {"error": {code, ...}}
         rid = data.get("request_id") if isinstance(data.get("request_id"), str) else None
         return (str(error.get("type") or f"http_{status}"),
                 str(error.get("message") or "(no message)"), rid)
+    if isinstance(data, dict) and isinstance(data.get("error"), str) and data["error"].strip():
+        return f"http_{status}", _snippet(data["error"].encode("utf-8")), None  # Ollama's own
     return f"http_{status}", _snippet(body) or "(empty body)", None
 
 

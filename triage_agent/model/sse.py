@@ -6,6 +6,7 @@ CR; `:` starts a comment. Bytes arrive split anywhere (inside a UTF-8 character,
 string), so decoding and line splitting are incremental. The events of one message:
 
     message_start        {message: the message skeleton, content [], usage so far}
+                         (a self-hosted server may send it only once the first token is ready)
     content_block_start  {index, content_block: the block skeleton}   index = next block
       content_block_delta {index, delta}   text_delta.text        -> block.text +=
                                            thinking_delta.thinking -> block.thinking +=
@@ -17,6 +18,8 @@ string), so decoding and line splitting are incremental. The events of one messa
                                                                       block.encrypted_content =
       content_block_stop  {index}
     message_delta        {delta: {stop_reason, stop_sequence, ...}, usage: cumulative counts}
+                         (either may be missing from a self-hosted server; blocks are tracked
+                         by index, so their stops may all come late, just before this)
     message_stop         the message is complete
     ping (any time)      keep-alive;  error {error: {type, message}}: the answer failed
 
@@ -36,6 +39,9 @@ FIELD_DELTAS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "
 CONTENT_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop",
                   "message_delta", "message_stop")
 KNOWN_EVENTS = ("message_start", "error") + CONTENT_EVENTS
+# what a block skeleton holds before its deltas; llama-server starts a tool_use without `input`
+BLOCK_DEFAULTS = {"text": (("text", str),), "thinking": (("thinking", str),),
+                  "tool_use": (("input", dict),)}
 
 
 class StreamError(Exception):
@@ -120,6 +126,8 @@ class MessageAssembler:
             raise StreamError("invalid_response", f"event {name!r} carries data that is not "
                               f"JSON: {data_text[:200]!r}") from None
         kind = name or (data.get("type") if isinstance(data, dict) else None)
+        if kind is None and isinstance(data, dict) and isinstance(data.get("error"), dict):
+            kind = "error"        # a self-hosted server's unnamed {"error": {...}}
         if kind == "error":
             error = data.get("error") if isinstance(data, dict) else None
             error = error if isinstance(error, dict) else {}
@@ -156,6 +164,8 @@ class MessageAssembler:
         if index != len(content) or not isinstance(block, dict):
             raise StreamError("invalid_response", f"content_block_start for block {index!r} "
                               f"while {len(content)} blocks exist")
+        for field, empty in BLOCK_DEFAULTS.get(block.get("type"), ()):
+            block.setdefault(field, empty())   # self-hosted servers may start a block bare
         content.append(block)
         self._open.add(index)
         if block.get("type") == "fallback" and isinstance(block.get("to"), dict) \
@@ -208,7 +218,8 @@ class MessageAssembler:
         return ("block_stop", block.get("type"))
 
     def _message_delta(self, data):
-        self.snapshot.update(data["delta"])
+        delta = data.get("delta")
+        self.snapshot.update(delta if isinstance(delta, dict) else {})
         usage = data.get("usage")
         if isinstance(usage, dict):
             if not isinstance(self.snapshot.get("usage"), dict):
@@ -238,16 +249,20 @@ def _output_tokens(usage):
     return value if isinstance(value, int) else 0
 
 
-def read_message(response, *, on_event=None, chunk_size=65536) -> dict:
+def read_message(response, *, on_event=None, on_first_chunk=None, chunk_size=65536) -> dict:
     """Read a streamed answer from an http.client response into the message dict.
 
     `on_event(meaning)` sees each event's meaning for a person (MessageAssembler.apply) as it
-    arrives. Socket timeouts and broken connections propagate as the socket raised them."""
+    arrives; `on_first_chunk()` is called once the first bytes have come. Socket timeouts and
+    broken connections propagate as the socket raised them."""
     decoder, assembler = EventDecoder(), MessageAssembler()
     while not assembler.stopped:
         chunk = response.read1(chunk_size)
         if not chunk:
             break
+        if on_first_chunk is not None:
+            on_first_chunk()
+            on_first_chunk = None
         for name, data in decoder.feed(chunk):
             meaning = assembler.apply(name, data)
             if meaning is not None and on_event is not None:

@@ -1,10 +1,9 @@
 """Run records: the price table and cost, the audit log, and the trace.
 
-- cost: `cost_usd(model, usage)` prices one response's `usage` from `PRICES` (USD per million
-  tokens, taken `PRICES_TAKEN`); an unknown model prices as None, never as a guess. When a
-  server-side fallback ran, `usage.iterations` holds per-model entries and each is priced by its
-  own model. `Usage` adds responses up for the outcome; `cost_line` is the one line at the end;
-  `money` rounds a USD amount wherever one is printed or serialized.
+- cost (prices.py, its names re-exported here): `cost_usd(model, usage, prices)` prices one
+  response's `usage` from the operator's prices or the built-in `PRICES`; an unknown model
+  prices as None, never as a guess. `Usage` adds responses up for the outcome; `cost_line` is
+  the one line at the end; `money` rounds a USD amount wherever one is printed or serialized.
 - audit: `Recorder.audit(**fields)` stamps the time and the run's trace id, appends one JSONL
   line to the audit file (flushed per entry) and prints one human line to stderr.
 - trace: `Recorder.trace(draft)` turns a span draft (otel.model_call_span / otel.tool_span) into
@@ -22,138 +21,17 @@ raises OSError from `Recorder()` (the run must not start), and once a write has 
 import datetime
 import json
 import math
-import re
 import sys
 import time
-from dataclasses import dataclass
 
 from mcp_kubectl_server.redact import redact
 
 from triage_agent.telemetry import otel
 from triage_agent.telemetry.otel import model_call_span, tool_span  # noqa: F401  the loop's span drafts
+from triage_agent.telemetry.prices import (PRICES, PRICES_TAKEN, Price,  # noqa: F401  the cost
+                                           PriceTable, Usage, cost_line, cost_usd, money,
+                                           price_for)  # half of the records, as before
 from triage_agent.terminal import printable, shorten
-
-PRICES_TAKEN = "2026-11"
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-    input: float
-    cache_write: float  # 5-minute cache write
-    cache_read: float
-    output: float
-
-
-_OPUS_45_UP = Price(5, 6.25, 0.50, 25)
-# (model family pattern, price). A model id matches when it is the family name, optionally
-# followed by a date (`-20251001` or Vertex-style `@20251001`); anything else is unknown.
-# Source: Anthropic's pricing page, platform.claude.com/docs/en/about-claude/pricing, read
-# 2026-11. It lists Opus 4.5 to 4.8 at 5 / 6.25 / 0.50 / 25 but Opus 4.1 and Opus 4 (retired
-# except on Bedrock / Google Cloud) at 15 / 18.75 / 1.50 / 75, so "Opus 4.x" in the issue holds
-# for 4.5 and later only.
-PRICES = (
-    ("claude-opus-5-5", Price(4, 5, 0.20, 20)),
-    ("claude-sonnet-5-5", Price(2, 2.5, 0.20, 10)),
-    ("claude-sonnet-5", Price(2, 2.5, 0.20, 10)),
-    ("claude-opus-5", _OPUS_45_UP),
-    ("claude-opus-4-[5-9]", _OPUS_45_UP),
-    ("claude-opus-4(?:-1)?", Price(15, 18.75, 1.50, 75)),
-    ("claude-haiku-4-5", Price(1, 1.25, 0.10, 5)),
-)
-_PRICE_PATTERNS = tuple((re.compile(f"(?:{family})(?:[-@][0-9]{{8}})?"), price)
-                        for family, price in PRICES)
-
-
-def price_for(model) -> "Price | None":
-    """The price of `model`, or None when the model is not in the table."""
-    if not isinstance(model, str):
-        return None
-    for pattern, price in _PRICE_PATTERNS:
-        if pattern.fullmatch(model.strip()):
-            return price
-    return None
-
-
-def _tokens(usage: dict):
-    """(input, cache_write, cache_read, output) from one usage dict; None if malformed."""
-    counts = []
-    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                "output_tokens"):
-        value = usage.get(key) or 0
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return None
-        counts.append(value)
-    return tuple(counts)
-
-
-def _price_one(model, usage) -> "float | None":
-    price = price_for(model)
-    counts = _tokens(usage) if isinstance(usage, dict) else None
-    if price is None or counts is None:
-        return None
-    fresh, write, read, out = counts
-    return (fresh * price.input + write * price.cache_write + read * price.cache_read
-            + out * price.output) / 1_000_000
-
-
-def cost_usd(model, usage) -> "float | None":
-    """USD for one response's usage; None when any part of it cannot be priced."""
-    if not isinstance(usage, dict):
-        return None
-    iterations = usage.get("iterations")
-    if isinstance(iterations, list) and iterations:
-        total = 0.0
-        for entry in iterations:
-            if not isinstance(entry, dict):
-                return None
-            part = _price_one(entry.get("model") or model, entry)
-            if part is None:
-                return None
-            total += part
-        return total
-    return _price_one(model, usage)
-
-
-@dataclass
-class Usage:
-    """Token totals by kind over a run, and their cost (None once anything was unpriced)."""
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: "float | None" = 0.0
-
-    def add(self, model, usage) -> "float | None":
-        """Add one response's usage; returns that response's cost."""
-        counts = _tokens(usage) if isinstance(usage, dict) else None
-        if counts is not None:
-            self.input += counts[0]
-            self.cache_write += counts[1]
-            self.cache_read += counts[2]
-            self.output += counts[3]
-        cost = cost_usd(model, usage)
-        self.cost = None if cost is None or self.cost is None else self.cost + cost
-        return cost
-
-    def as_dict(self) -> dict:
-        """The token totals without the cost (the outcome's `usage`)."""
-        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
-                "cache_write": self.cache_write}
-
-
-def money(usd) -> "float | None":
-    """A USD amount rounded to a millionth of a dollar (no float noise in tickets); None stays."""
-    return round(usd, 6) if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None
-
-
-def cost_line(model, usage) -> str:
-    """The one human line at the end of a run: a Usage's tokens by kind and USD (or why not)."""
-    tokens = (f"input {usage.input:,} · cache write {usage.cache_write:,}"
-              f" · cache read {usage.cache_read:,} · output {usage.output:,}")
-    money = f"${usage.cost:.4f} (prices of {PRICES_TAKEN})" if usage.cost is not None else \
-        f"$ unknown (no price for {model!r} in the table of {PRICES_TAKEN})"
-    return f"cost: {model} · tokens: {tokens} · {money}"
 
 
 # --- audit and trace --------------------------------------------------------------------------

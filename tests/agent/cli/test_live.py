@@ -28,7 +28,7 @@ def failure(status, kind):
 
 def live(api, sim, *extra):
     return run_cli("checkout pods in prod keep restarting", "--namespaces", "prod",
-                   "--kubeconfig", sim.kubeconfig, *extra,
+                   "--kubeconfig", sim.kubeconfig, "--api-profile", "anthropic", *extra,
                    env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url})
 
 
@@ -80,6 +80,7 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
     with FakeMessagesApi(crashloop_responses(), cache=cache) as second:
         out = run_cli("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
                       sim.kubeconfig, "--max-steps", "5", "--effort", "high",
+                      "--api-profile", "anthropic",
                       env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
         assert out.returncode == 0, out.stderr
     runs = (first.requests, second.requests)

@@ -127,7 +127,11 @@ def test_the_stream_flags_reach_the_client_and_the_status_line(monkeypatch, tmp_
     from triage_agent import cli, status
     from triage_agent.model import replay
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    parse = cli.build_parser().parse_args
+
+    def parse(argv):
+        args = cli.build_parser().parse_args(argv)
+        cli.check_options(args)   # which sets the endpoint: base URL, profile, timeouts, prices
+        return args
     model, _ = cli.make_model(parse([SYMPTOM, "--namespaces", "prod"]), None)
     assert isinstance(model, status.StatusModel)
     assert (model.model.stream, model.model.idle_timeout) == (True, 30.0)

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
 from triage_agent.evals import runner as evaluate, grade, scorecard
 
@@ -21,7 +22,7 @@ ROOT = grade.PROJECT_ROOT
 
 def run_eval(*args, timeout=180):
     """The evaluator as a subprocess, never with a live key."""
-    environ = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     return subprocess.run([sys.executable, "-m", "triage_agent.evals.runner", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, env=environ)
 
@@ -104,6 +105,8 @@ def test_live_without_a_key_is_a_usage_error():
     proc = run_eval("--live", "--scenario", "healthy", timeout=30)
     assert proc.returncode == 2
     assert "--live needs ANTHROPIC_API_KEY" in proc.stderr and proc.stdout == ""
+    assert not evaluate.live_endpoint_ready({"ANTHROPIC_BASE_URL": "https://api.anthropic.com"})
+    assert evaluate.live_endpoint_ready({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
 
 
 @pytest.mark.parametrize("args, message", [
@@ -206,6 +209,22 @@ def test_live_runs_the_model_over_http_not_the_replay(monkeypatch):
     assert len(requests) == 3
     headers = {k.lower(): v for k, v in requests[0]["headers"].items()}
     assert headers["x-api-key"] == "sk-test-eval"
+
+
+@pytest.mark.parametrize("server", ["llama", "ollama"])
+def test_live_against_a_self_hosted_server_needs_no_key(monkeypatch, server):
+    """`make eval-live`'s run of one scenario, against a llama-server or Ollama fake named by
+    ANTHROPIC_BASE_URL: no key, the compatible profile, graded as any live run."""
+    out = io.StringIO()
+    with FakeLocalApi(replay_responses("crashloop"), server=server) as api:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        code = evaluate.main(["--live", "--scenario", "crashloop", "--json"], stdout=out)
+    result = json.loads(out.getvalue())
+    assert code == 0, result
+    assert result["results"][0]["live"] is True and result["summary"]["pass_rate"] == 1.0
+    assert len(api.requests) == 4 and all(r["ignored"] == [] for r in api.requests)
+    assert all("x-api-key" not in {k.lower() for k in r["headers"]} for r in api.requests)
 
 
 def test_live_injection_expects_no_violations(monkeypatch):

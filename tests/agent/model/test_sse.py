@@ -147,3 +147,30 @@ def test_bytes_that_are_not_utf8_and_data_that_is_not_json():
         EventDecoder().feed(b"event: ping\ndata: \xff\xfe\n\n")
     with pytest.raises(StreamError, match="not JSON"):
         MessageAssembler().apply("message_start", "{nope")
+
+
+def test_self_hosted_streams_bare_starts_late_stops_no_stop_reason_and_unnamed_errors():
+    # llama-server: a tool_use starts without input, every block stops at the end; Ollama: no
+    # stop_reason in message_delta and no usage in message_start
+    events = [("message_start", {"type": "message_start", "message": {
+                  "id": "m", "type": "message", "role": "assistant", "model": "local",
+                  "content": []}}),
+              ("content_block_start", {"index": 0, "content_block": {"type": "text"}}),
+              ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+              ("content_block_start", {"index": 1, "content_block": {
+                  "type": "tool_use", "id": "call_1", "name": "get_pods"}}),
+              ("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta",
+                                                             "partial_json": '{"namespace"'}}),
+              ("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta",
+                                                             "partial_json": ': "prod"}'}}),
+              ("content_block_stop", {"index": 0}), ("content_block_stop", {"index": 1}),
+              ("message_delta", {"usage": {"output_tokens": 9}}), ("message_stop", {})]
+    message, _ = assemble(encode(events), 5)
+    assert message["content"] == [{"type": "text", "text": "Hi"}, tool_use(
+        "call_1", "get_pods", {"namespace": "prod"})]
+    assert "stop_reason" not in message and message["usage"] == {"output_tokens": 9}
+    assembler = MessageAssembler()
+    with pytest.raises(StreamError) as caught:
+        assembler.apply(None, json.dumps({"error": {"code": 500, "type": "server_error",
+                                                    "message": "slot gone"}}))
+    assert (caught.value.error_type, caught.value.message) == ("server_error", "slot gone")
