@@ -138,9 +138,9 @@ def build_parser():
                    "prompt caching) or compatible (only what self-hosted servers understand) "
                    "(default: anthropic for the hosted API's host, compatible for any other)")
     p.add_argument("--price-per-mtok", metavar="INPUT,OUTPUT[,CACHE_READ,CACHE_WRITE]",
-                   help="USD per million tokens for a model the built-in table does not know, "
-                   "0,0 for a local model (cache prices default to the input price; default: "
-                   "none, such a model's cost is unknown)")
+                   help="USD per million tokens for any model the built-in table and "
+                   "--prices-file do not know, 0,0 for a local model; the cache prices default "
+                   "to the input price (default: none: such a model's cost is unknown)")
     p.add_argument("--prices-file", metavar="FILE", help="JSON prices by model id: {\"MODEL\": "
                    "{\"input\": USD, \"output\": USD, \"cache_read\": USD, \"cache_write\": "
                    "USD}} per million tokens, the cache prices optional (default: none)")

@@ -1,13 +1,14 @@
 """Scenario runner and command line: `python3 -m triage_agent.evals`.
 
-    python3 -m triage_agent.evals [--scenario NAME ...] [--live] [--runs N] [--min-pass RATE]
-                                     [--json] [--results FILE]
+    python3 -m triage_agent.evals [--scenario NAME ...] [--live [--model NAME]] [--runs N]
+                                     [--min-pass RATE] [--json] [--results FILE]
 
 Each run of a scenario (grade.py has the file format) is the real path end to end:
 
     kube_sim subprocess on the cluster file
       └─kubeconfig─> python3 -m triage_agent SYMPTOM --json --audit-log FILE --replay FILE
-                     (no --replay with --live: the real model)
+                     (no --replay with --live: the real model, or a self-hosted one
+                      that ANTHROPIC_BASE_URL names; --model NAME is passed on)
         └─outcome, audit log, simulator journal─>
     grade.grade() ──> one RunResult: a table row and a --results line (scorecard.py)
 
@@ -84,13 +85,16 @@ class Simulator:
         self.proc.stderr.close()
 
 
-def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None):
-    """The triage CLI command for one run (with the simulator's Prometheus when it has one)."""
+def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None, model=None):
+    """The triage CLI command for one run (with the simulator's Prometheus when it has one, and
+    the model a live run asks for when one is named)."""
     argv = [sys.executable, "-m", "triage_agent", scenario["symptom"], "--namespaces",
             ",".join(scenario["namespaces"]), "--kubeconfig", kubeconfig, "--json",
             "--audit-log", audit_log]
     if prometheus_url:
         argv += ["--prometheus-url", prometheus_url]
+    if live and model:
+        argv += ["--model", model]
     return argv if live else argv + ["--replay", str(grade.resolve(scenario["replay"]))]
 
 
@@ -109,14 +113,14 @@ def read_jsonl(path):
     return [e for e in entries if isinstance(e, dict)]
 
 
-def run_scenario(scenario, *, run=1, live=False):
+def run_scenario(scenario, *, run=1, live=False, model=None):
     """Run one scenario once through the real CLI against kube_sim and grade it."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="triage-eval-") as tmp:
         sim = Simulator(grade.resolve(scenario["cluster"]), tmp)
         try:
             sim.wait_ready()
-            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live)
+            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, model)
             journal = sim.journal_entries()
         except SimError as exc:
             exit_code, stdout, stderr, journal = None, "", str(exc), []
@@ -134,10 +138,10 @@ def run_scenario(scenario, *, run=1, live=False):
                      model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:])
 
 
-def _run_cli(scenario, sim, tmp, live):
+def _run_cli(scenario, sim, tmp, live, model=None):
     """(exit code or None, stdout, stderr); a timeout or ^C kills the CLI and its MCP server."""
     argv = cli_argv(scenario, kubeconfig=sim.kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
-                    live=live, prometheus_url=sim.prometheus_url)
+                    live=live, prometheus_url=sim.prometheus_url, model=model)
     # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
     env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
     proc = subprocess.Popen(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,
@@ -216,6 +220,8 @@ def build_parser():
     p.add_argument("--live", action="store_true", help="use the live model (needs "
                    "ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL naming a self-hosted server) "
                    "instead of each scenario's replay")
+    p.add_argument("--model", metavar="NAME", help="with --live: the model to ask for, e.g. "
+                   "the one a self-hosted server serves (default: the triage CLI's)")
     p.add_argument("--runs", type=_runs, default=1, metavar="N", help="runs per scenario; "
                    "the pass rate becomes pass^N (scenarios that passed all N runs)")
     p.add_argument("--min-pass", type=_rate, default=1.0, metavar="RATE",
@@ -259,7 +265,8 @@ def main(argv=None, *, stdout=None, stderr=None):
         try:
             for scenario in scenarios:
                 for run in range(1, args.runs + 1):
-                    results.append(run_scenario(scenario, run=run, live=args.live))
+                    results.append(run_scenario(scenario, run=run, live=args.live,
+                                                model=args.model))
                     if not args.json:
                         print(f"evaluate: {scenario['name']} run {run}: "
                               f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)

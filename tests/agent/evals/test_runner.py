@@ -219,12 +219,15 @@ def test_live_against_a_self_hosted_server_needs_no_key(monkeypatch, server):
     with FakeLocalApi(replay_responses("crashloop"), server=server) as api:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        code = evaluate.main(["--live", "--scenario", "crashloop", "--json"], stdout=out)
+        code = evaluate.main(["--live", "--scenario", "crashloop", "--json", "--model",
+                              "qwen3:8b"], stdout=out)
     result = json.loads(out.getvalue())
     assert code == 0, result
     assert result["results"][0]["live"] is True and result["summary"]["pass_rate"] == 1.0
     assert len(api.requests) == 4 and all(r["ignored"] == [] for r in api.requests)
     assert all("x-api-key" not in {k.lower() for k in r["headers"]} for r in api.requests)
+    assert {r["body"]["model"] for r in api.requests} == {"qwen3:8b"}
+    assert result["results"][0]["model"] == "qwen3:8b" and result["results"][0]["cost"] is None
 
 
 def test_live_injection_expects_no_violations(monkeypatch):
