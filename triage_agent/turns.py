@@ -15,11 +15,13 @@ not of the form [a-zA-Z0-9_-]+; a tool_use input that is not an object; an empty
 before the last message; a final assistant turn ending in whitespace). `repair_content` makes
 the stored copy of a turn sendable and lists each change for the trace; a response whose shape
 the loop cannot send back unchanged (a thinking block without its signature) or whose usage is
-not token counts is not used at all: `well_formed` and `usage_problem` end the run first.
+not token counts is not used at all: `well_formed` and `usage_problem` end the run first. A
+self-hosted server may send no stop_reason: `fill_stop_reason` reads the turn as tool_use when it
+calls a tool, else end_turn; any other value outside STOP_REASONS ends the run.
 
-`Spend` adds up each response's usage (priced by the model that answered) and says, before the
-next call, whether --max-cost-usd would be crossed by it: the next request is at least as large
-as the last one, so its input alone is the estimate.
+`Spend` adds up each response's usage (priced by the model that answered, with the operator's
+prices beside the table) and says, before the next call, whether --max-cost-usd would be crossed
+by it: the next request is at least as large as the last one, so its input alone is the estimate.
 """
 
 import json

@@ -4,6 +4,7 @@ the anthropic profile sends what the client always sent, auth, error bodies of e
 a model still loading, the first-byte wait, and streams without pings or with late stops."""
 
 import json
+import time
 
 import pytest
 
@@ -166,3 +167,16 @@ def test_the_first_byte_may_take_longer_than_the_idle_timeout():
             hasty(loop_request())
     assert caught.value.error_type == "timeout_error"
     assert "0.1 s" in caught.value.message
+
+
+def test_once_the_answer_has_started_the_idle_timeout_is_the_wait_again():
+    stalled = {"status": 200, "body": CALLS, "sse": {"after": 3, "then": "stall"}}
+    with FakeMessagesApi([stalled]) as api:
+        client, _ = client_for(api, idle_timeout=0.2, first_byte_timeout=30, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(ApiError) as caught:
+            client(loop_request())
+        assert time.monotonic() - started < 10   # the idle wait, not the 30 s first-byte one
+        assert api.hung_up.wait(10)
+    assert caught.value.error_type == "timeout_error"
+    assert caught.value.message.startswith("the event stream was silent for 0.2 s")
