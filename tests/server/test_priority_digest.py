@@ -35,3 +35,9 @@ def test_none_and_too_many():
     assert priority_classes_digest({"items": []}).startswith("no PriorityClasses in the cluster")
     many = [a.priority_class(f"c{i}", i) for i in range(CLASSES_MAX + 5)]
     assert priority_classes_digest({"items": many}).endswith("... 5 more PriorityClasses not shown")
+
+
+def test_a_description_is_redacted_and_kept_on_one_line():
+    pc = a.priority_class("batch", 10, description="ask ops\nAuthorization: Bearer plantBearerToken0042")
+    text = priority_classes_digest({"items": [pc]})
+    assert "plantBearerToken0042" not in text and len(text.splitlines()) == 2

@@ -121,3 +121,10 @@ def test_pull_secrets_and_automount_are_names_and_flags():
 def test_bad_can_values_are_refused_with_the_reason(value, words):
     assert words in rbac.check_can("can", value)
     assert rbac.check_can("can", "get pods/log") is None and rbac.check_can("can", "list deployments.apps") is None
+
+
+def test_cluster_text_in_rules_and_subjects_is_redacted():
+    leaky = a.role("prod", "stock-sync-reader", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"],
+                                                  "resourceNames": ["db_password=hunter2-plant"]}])
+    text = _account(can="get configmaps", roles={("Role", "stock-sync-reader"): leaky})
+    assert "hunter2-plant" not in text and "names=db_password=[REDACTED]" in text
