@@ -8,6 +8,9 @@
     services.py storage.py config.py quotas.py nodes.py   one per tool family
     netpol.py, netpol_rules.py   get_network_policies; NetworkPolicy semantics
     scheduling.py, selectors.py, quantity.py   constraints, label selectors, resource quantities
+    ingresses.py, certs.py  get_ingresses; the X.509 fields of a TLS certificate (DER reader)
+    rbac.py, priority.py    get_rbac (subjects and rules as the authorizer matches them);
+                            get_priority_classes
     promql.py               a model's PromQL confined to one namespace (scope_query,
                             check_series); under it promql_lex.py (tokens), promql_parse.py
                             (the tree), promql_check.py (type rules), promql_ast.py (nodes,

@@ -4,5 +4,6 @@
     reader.py     Reader: GET JSON (paged lists, one item at a time), logs, Table output
     unixhttp.py   http.client over a unix socket
     errors.py     ReadError and CancelledError; API errors in words the model can act on
+    tls.py        the one Secret read, with --read-tls-certificates: a TLS Secret's certificate only
 Imports: reader -> proxy, unixhttp, errors.
 """
