@@ -412,3 +412,20 @@ def test_cli_bad_cluster_is_exit_2_with_a_message(tmp_path):
     out = subprocess.run([sys.executable, "-m", "fixtures.kube_sim", str(tmp_path / "none.json")],
                          cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "cluster file not found" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_client_that_hangs_up_mid_answer_leaves_no_traceback(kube_sim, capfd):
+    """A client gone before its answer is written (a CLI that exited while its kubectl proxy
+    asked) is no error of the simulator's: nothing on stderr, and the next request is served."""
+    import socket
+    from urllib.request import urlopen
+    sim = kube_sim("large")
+    host, port = sim.url.split("//")[1].split(":")
+    for _ in range(5):
+        with socket.create_connection((host, int(port))) as conn:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            conn.sendall(b"GET /api/v1/namespaces/bulk/pods HTTP/1.1\r\nHost: x\r\n\r\n")
+            conn.recv(1)   # the answer has started: hang up with a reset in the middle of it
+    with urlopen(sim.url + "/healthz", timeout=10) as answer:
+        assert answer.read() == b"ok"
+    assert "Traceback" not in capfd.readouterr().err
