@@ -6,7 +6,7 @@ Map (imports run downward: server -> tools -> read, digests -> redact, validate)
     tools/        one module per tool family (definitions, argument checks, the reads), the registry
     read/         the kubectl proxy child and the GET-only HTTP client over its unix socket
     digests/      pure functions from Kubernetes objects to text, one module per family
-    redact.py     secret redaction (the agent's loop imports it too)
+    redact/       secret redaction, one module per kind of pass (the agent's loop imports it too)
     validate.py   DNS-1123 names, label selectors: the argument checks
 It never imports triage_agent.
 """
