@@ -15,7 +15,7 @@ import pytest
 
 from tests.agent.cli.test_cli import REPLAY
 from tests.agent.serve.test_serve import PAYLOAD, ServeProcess, Target, post
-from triage_agent.serve import approvals
+from triage_agent.serve import approvals, runs
 
 TOKENS = {"alice": "alice-token-" + "a" * 20, "bob": "bob-token-" + "b" * 20}
 WEBHOOK = "webhook-token-" + "w" * 20
@@ -187,7 +187,7 @@ def test_a_restarted_serve_takes_up_pending_and_never_reruns_executing(kube_sim,
         note = approvals.handoff(outbox / run_id, ttl=900)(proposal)
         ids.append(note.split("approval ")[1].split(")")[0])
     stuck = outbox / f"{run_id}.approval.{ids[1]}.json"
-    approvals.write_json(stuck, dict(json.loads(stuck.read_text()), state="executing"))
+    runs.write_atomically(stuck, dict(json.loads(stuck.read_text()), state="executing"))
     service = start(sim, tmp_path, "--execute")
     try:
         status, record = api(service.url, f"/api/approvals/{ids[1]}")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import actions
-from triage_agent.serve.runs import RUN_ID
+from triage_agent.serve.runs import RUN_ID, write_atomically
 
 ID = re.compile(r"^ap-[0-9a-f]{16}$")
 STATES = ("pending", "denied", "expired", "approved_not_run", "executing", "executed", "failed",
@@ -63,18 +63,6 @@ def seconds_of(text) -> float:
         return 0.0
 
 
-def write_json(path, doc):
-    """JSON to path through a temp file, fsync and a rename: readers see all of it or nothing."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(doc, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 def handoff(prefix, *, alert=None, ttl=DEFAULT_TTL, clock=time.time):
     """The run child's defer seam: proposal -> note, after writing its pending approval file."""
     prefix = Path(prefix)
@@ -82,7 +70,7 @@ def handoff(prefix, *, alert=None, ttl=DEFAULT_TTL, clock=time.time):
     def defer(proposal):
         approval_id = "ap-" + secrets.token_hex(8)
         now = clock()
-        write_json(prefix.parent / f"{prefix.name}.approval.{approval_id}.json", {
+        write_atomically(prefix.parent / f"{prefix.name}.approval.{approval_id}.json", {
             "id": approval_id, "run_id": prefix.name, "alert": alert, "kind": proposal.kind,
             "namespace": proposal.namespace, "target": proposal.target,
             "argv": list(proposal.argv), "argv_sha256": argv_sha256(list(proposal.argv)),
@@ -289,14 +277,14 @@ class Store:
         record["state"] = state
         if note is not None:
             record["note"] = note
-        write_json(path, record)
+        write_atomically(path, record)
         if audit:
             try:
                 self._audit(record, f"approval_{state}", operator=record.get("decided_by"),
                             digest=record["argv_sha256"])
             except DecisionError as exc:
                 record["audit_error"] = str(exc)
-                write_json(path, record)
+                write_atomically(path, record)
 
     def _audit(self, record, decision, *, operator, digest):
         """Append one entry to the run's audit log; an OSError here means nothing is decided."""
@@ -334,7 +322,7 @@ class Store:
                 record = self._read(path)
                 if record:
                     record.update(summary=report.get("summary"), evidence=evidence)
-                    write_json(path, record)
+                    write_atomically(path, record)
 
     def pending_count(self) -> int:
         return sum(record["state"] == "pending" for record in self.list())

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from triage_agent import actions
-from triage_agent.serve import approvals
+from triage_agent.serve import approvals, runs
 from triage_agent.serve.approvals import DecisionError, Store
 
 RUN = "r-20261201T120000-0a1b2c3d"
@@ -194,7 +194,7 @@ def test_restart_turns_executing_into_unknown_and_keeps_pending_decidable(box):
     stuck, waiting = hand_over(outbox, clock), hand_over(outbox, clock, target="web")
     path = outbox / f"{RUN}.approval.{stuck}.json"
     record = json.loads(path.read_text())
-    approvals.write_json(path, dict(record, state="executing", decided_by="alice"))
+    runs.write_atomically(path, dict(record, state="executing", decided_by="alice"))
     runner = Runner()
     s = store(outbox, clock, execute=True, runner=runner)  # a new serve on the same outbox
     assert [r["id"] for r in s.recover()] == [stuck]
@@ -230,7 +230,7 @@ def test_a_tampered_approval_file_is_not_run(box, change, problem):
     path = outbox / f"{RUN}.approval.{approval_id}.json"
     record = dict(json.loads(path.read_text()), **change)
     record["argv_sha256"] = approvals.argv_sha256(record["argv"])  # a consistent forgery
-    approvals.write_json(path, record)
+    runs.write_atomically(path, record)
     s = store(outbox, clock, execute=True, runner=runner)
     with pytest.raises(DecisionError) as err:
         s.decide(approval_id, decision="approve", digest=record["argv_sha256"], operator="a")
