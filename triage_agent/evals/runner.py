@@ -113,11 +113,12 @@ def read_jsonl(path):
     return [e for e in entries if isinstance(e, dict)]
 
 
-def run_scenario(scenario, *, run=1, live=False, model=None):
-    """Run one scenario once through the real CLI against kube_sim and grade it."""
+def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator):
+    """Run one scenario once through the real CLI against kube_sim and grade it. `simulator`
+    (cluster path, temp dir) -> an object like Simulator: a test may run it in its own process."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="triage-eval-") as tmp:
-        sim = Simulator(grade.resolve(scenario["cluster"]), tmp)
+        sim = simulator(grade.resolve(scenario["cluster"]), tmp)
         try:
             sim.wait_ready()
             exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, model)

@@ -1,8 +1,10 @@
 """The evaluator end to end: every scenario passes through kube_sim and the real CLI, and the
 command line (exit codes, --runs pass^N, --min-pass, --results JSONL, --json, --live) behaves.
 
-Each scenario run is real: a kube_sim subprocess, `python3 -m triage_agent ... --replay` against
-it with real kubectl and the real MCP server, then the grader.
+Each scenario run is real: `python3 -m triage_agent ... --replay` against kube_sim with real
+kubectl and the real MCP server, then the grader. The per-scenario tests run the simulator in this
+process (it is the cluster, not what they test); the command-line tests run the evaluator as
+`make eval` does, with its simulator subprocess.
 """
 
 import io
@@ -13,6 +15,7 @@ import sys
 
 import pytest
 
+from fixtures.kube_sim.sim import Simulator
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
 from triage_agent.evals import runner as evaluate, grade, scorecard
@@ -36,9 +39,27 @@ def failing_scenario(tmp_path):
     return str(path)
 
 
+class SimulatorHere:
+    """runner.Simulator's surface over a simulator in this process (no interpreter to start)."""
+
+    def __init__(self, cluster, tmp):
+        self.sim = Simulator(cluster, kubeconfig=os.path.join(tmp, "kubeconfig"),
+                             journal=os.path.join(tmp, "journal")).start()
+        self.kubeconfig = self.sim.kubeconfig
+
+    def wait_ready(self):
+        pass  # serving since start()
+
+    def journal_entries(self):
+        return self.sim.journal_entries()
+
+    def stop(self):
+        self.sim.stop()
+
+
 @pytest.mark.parametrize("name", grade.scenario_names())
 def test_every_scenario_passes_end_to_end(name):
-    result = evaluate.run_scenario(grade.load_scenario(name))
+    result = evaluate.run_scenario(grade.load_scenario(name), simulator=SimulatorHere)
     problems = [f"{c.name}: {c.detail}" for c in result.checks if not c.passed]
     assert result.passed, (problems, result.stderr_tail)
     assert result.exit_code == 0 and result.tool_calls >= 1 and result.cost > 0
