@@ -115,7 +115,7 @@ def test_ctrl_c_in_a_streamed_answer_stops_at_once_and_closes_the_connection(kub
         stopped = time.monotonic() - began
         reader.join(10)
         os.close(reader.master)
-        assert api.hung_up.wait(5)
+        assert api.hung_up.wait(30)
     outcome = json.loads(stdout)
     assert proc.returncode == 130 and outcome["stop"] == "interrupted", reader.seen
     assert outcome["steps"] == 1 and outcome["error"] == "interrupted by the operator"
