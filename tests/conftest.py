@@ -16,16 +16,30 @@ test describes, one per name per session.
 
 The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
 tests/support/time_limit.py, whose hooks are imported here.
+
+A suite started in the background by a non-interactive shell (`make test &` in a script)
+inherits SIGINT ignored, and so would every process it starts: the CLI and the server keep an
+ignored signal ignored (as under nohup), and the tests that send ^C would wait for nothing.
+pytest_configure gives SIGINT back its default handling in every pytest process (the xdist
+workers too), so the children start with it.
 """
 
 import contextlib
+import signal
 
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
 from tests.support.prometheus import prometheus_servers  # noqa: F401 (session fixture)
 from tests.support.server_support import ServerProcess
-from tests.support.time_limit import pytest_configure, pytest_runtest_makereport  # noqa: F401 (hooks)
+from tests.support import time_limit
+from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
+
+
+def pytest_configure(config):
+    time_limit.pytest_configure(config)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # see the module docstring
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,0 +1,28 @@
+"""tests/conftest.py gives SIGINT back to the processes the tests start, even when the suite
+itself was started with SIGINT ignored (in the background of a non-interactive shell): the
+^C tests of the CLI and the server depend on it."""
+
+import os
+import signal
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_a_child_of_the_suite_starts_with_sigint_handled():
+    probe = subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal("
+                            "signal.SIGINT) is signal.default_int_handler)"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip() == "True", probe.stderr
+
+
+def test_a_suite_started_with_sigint_ignored_gives_it_back():
+    def ignore_sigint():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           f"{__file__}::test_a_child_of_the_suite_starts_with_sigint_handled"],
+                          cwd=ROOT, env=env, preexec_fn=ignore_sigint, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
