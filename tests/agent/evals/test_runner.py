@@ -46,6 +46,7 @@ class SimulatorHere:
         self.sim = Simulator(cluster, kubeconfig=os.path.join(tmp, "kubeconfig"),
                              journal=os.path.join(tmp, "journal")).start()
         self.kubeconfig = self.sim.kubeconfig
+        self.prometheus_url = self.sim.prometheus.url if self.sim.prometheus else None
 
     def wait_ready(self):
         pass  # serving since start()
