@@ -16,7 +16,7 @@ json.dumps(argv)); it is taken under a lock (a thread lock and an flock on OUTBO
 and its new state is on disk before anything runs, so two concurrent approvals run kubectl once.
 Each decision is appended to the run's audit log before its state is written; a decision whose
 audit entry cannot be written is not taken. `changed(record)` hears of every settled change (the
-engine updates the run's outcome file with it, see approval_outcome.py).
+engine updates the run's outcome file with it, see outcomes.py).
 """
 
 import contextlib
