@@ -28,9 +28,8 @@ Their answers to a script item (an Anthropic-shaped response body, as the replay
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fixtures.http_thread import ServerThread
+from fixtures.http_thread import post_server
 from tests.support import fake_sse
 
 IGNORED_FIELDS = ("fallbacks", "output_config", "tool_choice")
@@ -75,18 +74,8 @@ class FakeLocalApi:
         self.script, self.server, self.token = list(script), server, token
         self.first_byte_delay = first_byte_delay
         self.requests, self.lock = [], threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                fake.handle(self)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.serving = ServerThread(self.httpd, name=f"fake-{server}")
+        self.serving, self.url = post_server(lambda handler: self.handle(handler),
+                                             name=f"fake-{server}")
 
     def __enter__(self):
         self.serving.start()

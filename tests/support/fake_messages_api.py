@@ -30,9 +30,8 @@ against the cache the first one left.
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fixtures.http_thread import ServerThread
+from fixtures.http_thread import post_server
 from tests.support import fake_sse
 from tests.support.prompt_cache import PromptCache
 
@@ -257,18 +256,9 @@ class FakeMessagesApi:
         self.requests = []
         self.cache = PromptCache() if cache is None else cache
         self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                fake.handle(self)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.serving = ServerThread(self.server, name="fake-messages-api")
+        # looked up per request: a test may swap `handle` on a running fake
+        self.serving, self.url = post_server(lambda handler: self.handle(handler),
+                                             name="fake-messages-api")
 
     def __enter__(self):
         self.serving.start()
