@@ -1,15 +1,21 @@
-"""`pip install .` gives working `triage-agent` and `mcp-kubectl-server` commands outside the checkout.
+"""An installed wheel gives working `triage-agent` and `mcp-kubectl-server` commands outside the
+checkout.
 
-Builds and installs the project into a fresh virtual environment (no system site-packages, so a
-stray runtime dependency would fail here too), then runs the installed command from a directory
-outside the checkout: a replay against kube_sim through the installed MCP server.
-
-The venv is made without pip and the running interpreter's pip installs into it (`pip --python`,
-pip 22.3 and later): bootstrapping pip into every new venv took most of this test's time.
+The wheel is built by the project's own build backend (pyproject.toml's build-system) from a clean
+copy of the checkout's sources, so nothing stale under build/ gets in (an in-tree build still
+carried mcp_kubectl_server/redact.py after it became a package). The backend is the pinned
+setuptools of the test venv (tests/requirements.txt), without pip's isolated build environment:
+that one resolved and fetched setuptools from an index on every run. The wheel goes into a fresh
+virtual environment (no system site-packages, so a stray runtime dependency would fail here too)
+made without pip: the running interpreter's pip installs into it (`pip --python`, pip 22.3 and
+later), since bootstrapping pip into every new venv took most of this test's time. Then the
+installed commands run from a directory outside the checkout, down to a replay against kube_sim
+through the installed MCP server.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -18,32 +24,44 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# What a wheel cannot need: version control, environments, build output, and the development
+# trees (tests, the simulator's fixtures), which are most of the checkout's bytes.
+NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
+                                     ".pytest_cache", ".sim", "tests", "fixtures")
 
 
-def outer_pip_can_target(python):
-    """True when this interpreter's pip can install into another environment (--python)."""
-    probe = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "--version"],
-                           capture_output=True, text=True, timeout=60)
-    return probe.returncode == 0
+def build_wheel(tmp):
+    """The project's wheel, built from a copy of the checkout by setuptools' PEP 517 backend."""
+    assert 'build-backend = "setuptools.build_meta"' in (ROOT / "pyproject.toml").read_text()
+    source, wheels = tmp / "source", tmp / "wheels"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
+    built = subprocess.run([sys.executable, "-c", "import sys, setuptools.build_meta as backend; "
+                            "backend.build_wheel(sys.argv[1])", str(wheels)],
+                           cwd=source, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    [wheel] = wheels.glob("*.whl")
+    return wheel
 
 
-def install(env_dir):
-    """pip install the checkout into a new venv at env_dir; the venv's bin directory."""
+def install(wheel, env_dir):
+    """pip install the wheel into a new venv at env_dir; the venv's bin directory."""
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     venv.EnvBuilder(with_pip=False).create(env_dir)
-    pip = [sys.executable, "-m", "pip", "--python", str(bindir / "python")]
-    if not outer_pip_can_target(bindir / "python"):  # no pip here, or one too old: the long way
+    options = ["install", "--quiet", "--no-deps", "--no-index", "--disable-pip-version-check",
+               str(wheel)]
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(bindir / "python"), *options],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "no such option" in done.stderr:  # a pip before 22.3: the long way
         venv.EnvBuilder(with_pip=True).create(env_dir)
-        pip = [str(bindir / "python"), "-m", "pip"]
-    done = subprocess.run([*pip, "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-                           str(ROOT)], capture_output=True, text=True, timeout=300)
+        done = subprocess.run([str(bindir / "python"), "-m", "pip", *options],
+                              capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return bindir
 
 
-@pytest.mark.slow(reason="builds the project with pip in an isolated build environment")
+@pytest.mark.slow(reason="builds a wheel and installs it with pip into a new venv")
 def test_installed_commands_run_a_replay_outside_the_checkout(tmp_path, kube_sim):
-    bindir = install(tmp_path / "venv")
+    bindir = install(build_wheel(tmp_path), tmp_path / "venv")
 
     sim = kube_sim("crashloop")
     workdir = tmp_path / "elsewhere"
