@@ -59,9 +59,9 @@ class StatusLine:
             self.last = self.started
             self._reset("waiting for the model")
             self._draw(force=self.tty)
-        if self.tick and self._ticker is None:
-            self._ticker = threading.Thread(target=self._tick, daemon=True)
-            self._ticker.start()
+            if self.tick and self._ticker is None:
+                self._ticker = threading.Thread(target=self._tick, daemon=True)
+                self._ticker.start()
 
     def _reset(self, doing):
         self.doing, self.counted, self.chars, self.heard = doing, 0, 0, False
@@ -166,9 +166,14 @@ class StatusLine:
         self.mid_line = not text.endswith("\n")
 
     def _tick(self):
+        # ends with the call (the next begin() starts another): nothing outlives the run, also
+        # when the CLI runs inside a longer-lived process
         while True:
             time.sleep(self.tick)
             with self.lock:
+                if not self.active:
+                    self._ticker = None
+                    return
                 self._draw()
 
 

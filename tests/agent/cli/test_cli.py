@@ -1,4 +1,6 @@
-"""End to end in replay: the real CLI (a subprocess), the real MCP server, real kubectl, kube_sim.
+"""End to end in replay: the real CLI, the real MCP server, real kubectl, kube_sim. The headline
+runs, --json and --help start the CLI as a process (`run_cli`); the stop reasons, usage errors
+and budgets call it in this process (`run_cli_here`, tests/support/cli_here.py).
 
 The crashloop-with-injection fixture is the headline: the model is steered by a planted log line
 into an unknown tool, an out-of-scope namespace and a destructive proposal; all are refused and
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import cli_here
 from tests.support.otlp_receiver import attrs
 from triage_agent import cli, report, schema
 from triage_agent.outcome import Outcome
@@ -86,6 +89,13 @@ def run_cli(*args, env=None, timeout=60):
                           capture_output=True, text=True, timeout=timeout)
 
 
+def run_cli_here(*args, env=None, timeout=60):
+    """run_cli's run in this process (tests/support/cli_here.py: what that does not prove)."""
+    environ = clean_env()
+    environ.update(env or {})
+    return cli_here.run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout)
+
+
 def clean_env():
     """os.environ without ANTHROPIC_* and OTEL_* (a test sets what it means to test)."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
@@ -157,7 +167,7 @@ def test_json_outcome_shape(kube_sim, tmp_path):
 ])
 def test_every_stop_reason(kube_sim, fixture, extra, stop, code):
     sim = kube_sim("crashloop")
-    out = run_cli(*replay_args(sim, fixture, "--json", *extra))
+    out = run_cli_here(*replay_args(sim, fixture, "--json", *extra))
     outcome = json.loads(out.stdout)
     assert (out.returncode, outcome["stop"]) == (code, stop), out.stderr
     assert "cost: " in out.stderr
@@ -166,7 +176,7 @@ def test_every_stop_reason(kube_sim, fixture, extra, stop, code):
 
 
 def test_api_error_prints_request_id(kube_sim):
-    out = run_cli(*replay_args(kube_sim("crashloop"), "api-error"))
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "api-error"))
     assert out.returncode == 4 and "req_replay_overloaded" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -183,7 +193,7 @@ def test_api_error_prints_request_id(kube_sim):
     (["  ", "--namespaces", "prod", "--replay", "f.json"], "symptom"),
 ])
 def test_usage_errors_exit_2(args, message):
-    out = run_cli(*args)
+    out = run_cli_here(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
@@ -193,7 +203,7 @@ def test_help_is_fast_and_clean():
 
 
 def test_json_usage_error_after_parsing_is_one_object():
-    out = run_cli("x", "--namespaces", "prod", "--json")  # no API key and no --replay
+    out = run_cli_here("x", "--namespaces", "prod", "--json")  # no API key and no --replay
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "usage_error" and "ANTHROPIC_API_KEY" in outcome["error"]
@@ -202,9 +212,9 @@ def test_json_usage_error_after_parsing_is_one_object():
 
 def test_tool_budget_from_the_cli(kube_sim, tmp_path):
     trace = tmp_path / "trace.jsonl"
-    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--json",
-                               "--max-tool-calls", "1", "--trace", str(trace)),
-                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json",
+                                    "--max-tool-calls", "1", "--trace", str(trace)),
+                       env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     outcome = json.loads(out.stdout)
     assert out.returncode == 3 and outcome["tool_calls"] == 1, out.stderr
     assert out.stderr.count("· budget_spent · error") == 2

@@ -4,7 +4,7 @@ in replay): 5 MB, a single 1 MB line and binary-looking bytes reach the model cu
 
 import json
 
-from tests.agent.cli.test_cli import jsonl, run_cli
+from tests.agent.cli.test_cli import jsonl, run_cli_here
 from tests.agent.cli.test_foreign import cli_args, message
 from tests.support import fake_mcp_server
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
@@ -18,11 +18,12 @@ def test_big_results_from_another_server_are_cut_and_audited_whole(tmp_path, lim
     report = {"summary": "nothing found", "severity": "low", "affected": [], "evidence": [],
               "hypothesis": "none", "confidence": "low", "proposed_actions": [],
               "next_checks": ["look elsewhere"]}
-    out = run_cli(*cli_args(tmp_path, message(*[(n, {"namespace": "prod"}) for n in BIG.split(",")]),
-                            response("tool_use", tool_use("toolu_r", "write_report", report),
-                                     usage=SMALL_USAGE),
-                            server_flags=["--big", "--read-only", BIG],
-                            extra=["--audit-log", str(audit), "--max-result-bytes", str(limit)]))
+    calls = message(*[(n, {"namespace": "prod"}) for n in BIG.split(",")])
+    out = run_cli_here(*cli_args(
+        tmp_path, calls,
+        response("tool_use", tool_use("toolu_r", "write_report", report), usage=SMALL_USAGE),
+        server_flags=["--big", "--read-only", BIG],
+        extra=["--audit-log", str(audit), "--max-result-bytes", str(limit)]))
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     entries = {e["tool"]: e for e in jsonl(audit) if e.get("decision") == "executed"}
@@ -45,6 +46,6 @@ def test_the_cut_note_tells_the_model_how_much_was_left_out():
 
 
 def test_a_cap_too_small_to_read_is_a_usage_error(tmp_path):
-    out = run_cli("web pods fail", "--namespaces", "prod", "--replay", str(tmp_path / "x.json"),
-                  "--max-result-bytes", "100")
+    out = run_cli_here("web pods fail", "--namespaces", "prod", "--replay",
+                       str(tmp_path / "x.json"), "--max-result-bytes", "100")
     assert out.returncode == 2 and "--max-result-bytes 100: a result cut that short" in out.stderr

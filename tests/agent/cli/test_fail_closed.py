@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
-from tests.agent.cli.test_cli import OUTCOME_SCHEMA, run_cli
+from tests.agent.cli.test_cli import OUTCOME_SCHEMA, run_cli_here
 from tests.agent.cli.test_foreign import FAKE
 from triage_agent import schema
 
@@ -34,7 +34,7 @@ def argv(tmp_path, *extra):
 ])
 def test_a_run_that_cannot_be_recorded_or_act_does_not_start(tmp_path, extra, words):
     extra = [word.replace("{tmp}", str(tmp_path)) for word in extra]
-    out = run_cli(*argv(tmp_path, *extra))
+    out = run_cli_here(*argv(tmp_path, *extra))
     assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)  # --json: still exactly one object
     assert outcome["stop"] == "usage_error" and words in outcome["error"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.support.otlp_receiver import attrs
-from tests.agent.cli.test_cli import jsonl, run_cli
+from tests.agent.cli.test_cli import jsonl, run_cli_here
 from triage_agent import cli, report
 
 FAKE = Path(__file__).resolve().parents[2] / "support" / "fake_mcp_server.py"
@@ -36,11 +36,11 @@ def test_dotted_and_long_names_round_trip_and_unsafe_tools_are_not_offered(tmp_p
     trace, audit = tmp_path / "trace.jsonl", tmp_path / "audit.jsonl"
     flags = ["--read-only", "echo,mixed", "--rename", f"echo={DOTTED}", "--rename",
              f"mixed={LONG}"]
-    out = run_cli(*cli_args(tmp_path, message(("k8s_echo_v1", {"namespace": "prod"}),
-                                              (LONG_API, {}), ("crash", {})),
-                            server_flags=flags, extra=["--trace", str(trace),
-                                                       "--audit-log", str(audit)]),
-                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+    out = run_cli_here(*cli_args(tmp_path, message(("k8s_echo_v1", {"namespace": "prod"}),
+                                                   (LONG_API, {}), ("crash", {})),
+                                 server_flags=flags, extra=["--trace", str(trace),
+                                                            "--audit-log", str(audit)]),
+                       env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     assert out.returncode == 3 and json.loads(out.stdout)["stop"] == "replay_exhausted"
     offered_lines = [line for line in out.stderr.splitlines() if "not offered" in line]
     assert "(not annotated read-only)" in offered_lines[0]
@@ -57,8 +57,8 @@ def test_dotted_and_long_names_round_trip_and_unsafe_tools_are_not_offered(tmp_p
 
 
 def test_a_server_tool_named_write_report_is_a_start_up_error(tmp_path):
-    out = run_cli(*cli_args(tmp_path, message(("get_pods", {})),
-                            server_flags=["--read-only", "echo", "--rename", "echo=write_report"]))
+    out = run_cli_here(*cli_args(tmp_path, message(("get_pods", {})), server_flags=[
+        "--read-only", "echo", "--rename", "echo=write_report"]))
     assert out.returncode == 2 and "'write_report'" in out.stderr
     assert "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)  # --json: still exactly one object
@@ -67,9 +67,9 @@ def test_a_server_tool_named_write_report_is_a_start_up_error(tmp_path):
 
 def test_a_server_that_dies_again_after_its_restart_ends_the_run(tmp_path):
     audit = tmp_path / "audit.jsonl"
-    out = run_cli(*cli_args(tmp_path, message(("crash", {})), message(("echo", {"n": 1})),
-                            message(("crash", {})), server_flags=["--read-only", "crash,echo"],
-                            extra=["--audit-log", str(audit)]))
+    out = run_cli_here(*cli_args(tmp_path, message(("crash", {})), message(("echo", {"n": 1})),
+                                 message(("crash", {})), server_flags=["--read-only", "crash,echo"],
+                                 extra=["--audit-log", str(audit)]))
     outcome = json.loads(out.stdout)
     assert out.returncode == 4 and outcome["stop"] == "mcp_error", out.stderr
     assert "already restarted 1 time" in outcome["error"]
@@ -81,7 +81,7 @@ def test_a_server_that_dies_again_after_its_restart_ends_the_run(tmp_path):
 
 
 def test_json_failure_before_the_run_is_still_one_object(tmp_path):
-    out = run_cli(*cli_args(tmp_path, message(("echo", {})), server_flags=["--die-at-start"]))
+    out = run_cli_here(*cli_args(tmp_path, message(("echo", {})), server_flags=["--die-at-start"]))
     assert out.returncode == 4 and "fatal: cannot load configuration" in out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "mcp_error" and outcome["steps"] == 0

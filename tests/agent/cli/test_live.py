@@ -10,7 +10,7 @@ import pytest
 from tests.support.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
                                      error_body, raw_field, strict_schema_problems)
 from tests.support.prompt_cache import PromptCache, cache_blocks
-from tests.agent.cli.test_cli import FATAL, REPLAY, run_cli
+from tests.agent.cli.test_cli import FATAL, REPLAY, run_cli, run_cli_here
 from triage_agent import prompts
 
 FAST = {"retry-after-ms": "1"}
@@ -26,10 +26,11 @@ def failure(status, kind):
             "headers": FAST}
 
 
-def live(api, sim, *extra):
-    return run_cli("checkout pods in prod keep restarting", "--namespaces", "prod",
-                   "--kubeconfig", sim.kubeconfig, "--api-profile", "anthropic", *extra,
-                   env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url})
+def live(api, sim, *extra, run=run_cli_here):
+    """A live run against the fake API `api`; `run=run_cli` for the real CLI process."""
+    return run("checkout pods in prod keep restarting", "--namespaces", "prod",
+               "--kubeconfig", sim.kubeconfig, "--api-profile", "anthropic", *extra,
+               env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url})
 
 
 def test_live_run_with_retries_headers_and_body(kube_sim):
@@ -37,7 +38,7 @@ def test_live_run_with_retries_headers_and_body(kube_sim):
     script = [failure(429, "rate_limit_error"), r[0], failure(529, "overloaded_error"), r[1],
               failure(500, "api_error"), r[2], {"drop": True}, r[3]]
     with FakeMessagesApi(script) as api:
-        out = live(api, kube_sim("crashloop"))
+        out = live(api, kube_sim("crashloop"), run=run_cli)   # the process, end to end
     assert out.returncode == 0, out.stderr
     assert FATAL in out.stdout
     assert len(api.requests) == 8 and api.script == []
@@ -78,10 +79,10 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
     with FakeMessagesApi(crashloop_responses(), cache=cache) as first:
         assert live(first, sim).returncode == 0
     with FakeMessagesApi(crashloop_responses(), cache=cache) as second:
-        out = run_cli("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
-                      sim.kubeconfig, "--max-steps", "5", "--effort", "high",
-                      "--api-profile", "anthropic",
-                      env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
+        out = run_cli_here("the cart is slow", "--namespaces", "prod,staging", "--kubeconfig",
+                           sim.kubeconfig, "--max-steps", "5", "--effort", "high",
+                           "--api-profile", "anthropic",
+                           env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
         assert out.returncode == 0, out.stderr
     runs = (first.requests, second.requests)
     systems = {raw_field(r["raw"], "system") for requests in runs for r in requests}
@@ -116,8 +117,8 @@ def test_record_then_replay_gives_the_same_outcome(kube_sim, tmp_path):
     with FakeMessagesApi(crashloop_responses()) as api:
         live_out = live(api, sim, "--json", "--record", str(recording))
     assert live_out.returncode == 0, live_out.stderr
-    replayed = run_cli("checkout pods in prod keep restarting", "--namespaces", "prod",
-                       "--kubeconfig", sim.kubeconfig, "--json", "--replay", str(recording))
+    replayed = run_cli_here("checkout pods in prod keep restarting", "--namespaces", "prod",
+                            "--kubeconfig", sim.kubeconfig, "--json", "--replay", str(recording))
     assert replayed.returncode == 0, replayed.stderr
     a, b = json.loads(live_out.stdout), json.loads(replayed.stdout)
     assert a["report"] == b["report"] and a["usage"] == b["usage"] and a["steps"] == b["steps"]

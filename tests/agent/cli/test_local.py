@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.support.fake_local_api import FakeLocalApi
-from tests.agent.cli.test_cli import FATAL, REPLAY, run_cli
+from tests.agent.cli.test_cli import FATAL, REPLAY, run_cli_here
 
 LOCAL_MODEL = "qwen3-4b-instruct"
 POD = "checkout-6f8d9c7b5d-x7k2p"
@@ -28,9 +28,9 @@ def script():
 
 
 def local_run(api, sim, *extra, env=None):
-    return run_cli("checkout pods in prod keep restarting", "--namespaces", "prod",
-                   "--kubeconfig", sim.kubeconfig, "--no-preflight", "--model", LOCAL_MODEL,
-                   *extra, env=dict({"ANTHROPIC_BASE_URL": api.url}, **(env or {})))
+    return run_cli_here("checkout pods in prod keep restarting", "--namespaces", "prod",
+                        "--kubeconfig", sim.kubeconfig, "--no-preflight", "--model", LOCAL_MODEL,
+                        *extra, env=dict({"ANTHROPIC_BASE_URL": api.url}, **(env or {})))
 
 
 @pytest.mark.parametrize("server, stream", [("llama", True), ("llama", False),
@@ -98,6 +98,6 @@ def test_a_bearer_token_and_the_hosted_profile_on_request(kube_sim):
     (["--api-profile", "openai"], {}, "invalid choice: 'openai'"),
 ])
 def test_bad_endpoint_options_are_usage_errors(flags, env, words):
-    out = run_cli("pods restart", "--namespaces", "prod", *flags,
-                  env=dict({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, **env))
+    out = run_cli_here("pods restart", "--namespaces", "prod", *flags,
+                       env=dict({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, **env))
     assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr

@@ -9,7 +9,7 @@ import json
 import sys
 
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
-from tests.agent.cli.test_cli import ROOT, run_cli
+from tests.agent.cli.test_cli import ROOT, run_cli_here
 
 SERVER = r'''
 import json, os, signal, sys
@@ -80,7 +80,7 @@ def setup(tmp_path, *responses, die_on_restart=False):
 def test_hanging_call_times_out_and_the_run_goes_on(tmp_path):
     args = setup(tmp_path, message("tool_use", call("toolu_1", "get_logs")),
                  message("tool_use", call("toolu_2", "get_pods")))
-    out = run_cli(*args, "--mcp-timeout", "0.2")
+    out = run_cli_here(*args, "--mcp-timeout", "0.2")
     outcome = json.loads(out.stdout)
     assert out.returncode == 3 and outcome["stop"] == "replay_exhausted", out.stderr
     assert outcome["tool_calls"] == 2  # the hung call counted, the next one still ran
@@ -90,7 +90,7 @@ def test_hanging_call_times_out_and_the_run_goes_on(tmp_path):
 def test_server_crash_without_recovery_is_mcp_error(tmp_path):
     args = setup(tmp_path, message("tool_use", call("toolu_1", "get_pods")),
                  message("tool_use", call("toolu_2", "crash")), die_on_restart=True)
-    out = run_cli(*args)
+    out = run_cli_here(*args)
     outcome = json.loads(out.stdout)
     assert out.returncode == 4 and outcome["stop"] == "mcp_error", out.stderr
     assert outcome["tool_calls"] == 1 and "cannot come back" in outcome["error"]
@@ -98,7 +98,7 @@ def test_server_crash_without_recovery_is_mcp_error(tmp_path):
 
 
 def test_server_that_does_not_start_is_exit_4():
-    out = run_cli("x", "--namespaces", "prod", "--replay", str(ROOT / "fixtures" / "replay" /
-                                                                "refusal.json"),
-                  "--mcp", f"{sys.executable} -c 'raise SystemExit(3)'")
+    out = run_cli_here("x", "--namespaces", "prod", "--replay", str(ROOT / "fixtures" / "replay" /
+                                                                     "refusal.json"),
+                       "--mcp", f"{sys.executable} -c 'raise SystemExit(3)'")
     assert out.returncode == 4 and "MCP server" in out.stderr and "Traceback" not in out.stderr

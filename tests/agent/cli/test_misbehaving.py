@@ -6,7 +6,7 @@ import copy
 import json
 
 from tests.support.fake_messages_api import FakeMessagesApi
-from tests.agent.cli.test_cli import FATAL, replay_args, run_cli
+from tests.agent.cli.test_cli import FATAL, replay_args, run_cli_here
 from tests.agent.cli.test_live import crashloop_responses, live
 
 
@@ -19,7 +19,7 @@ def fixture_file(tmp_path, responses):
 def run_replay(sim, path, *extra):
     args = replay_args(sim, "crashloop", "--json", *extra)
     args[args.index("--replay") + 1] = str(path)
-    out = run_cli(*args)
+    out = run_cli_here(*args)
     assert "Traceback" not in out.stderr, out.stderr
     return out, json.loads(out.stdout)   # exactly one JSON object, or this raises
 

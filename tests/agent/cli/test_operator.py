@@ -11,7 +11,7 @@ import shlex
 import pytest
 
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
-from tests.agent.cli.test_cli import REPLAY, ROOT, jsonl, replay_args, run_cli
+from tests.agent.cli.test_cli import REPLAY, ROOT, jsonl, replay_args, run_cli, run_cli_here
 from tests.agent.cli.test_gates import fixture as gates_fixture
 from tests.agent.cli.test_gates import run_on_pty
 from tests.project.test_outputs import server_tools
@@ -30,7 +30,7 @@ def test_money_is_rounded_wherever_it_is_shown(kube_sim, tmp_path):
         total.add(item["model"], item["usage"])
     assert len(repr(total.cost).split(".")[1]) > 6          # the fixture's sum has float noise
     trace = tmp_path / "trace.jsonl"
-    out = run_cli(*replay_args(sim, "crashloop", "--json", "--trace", str(trace)))
+    out = run_cli_here(*replay_args(sim, "crashloop", "--json", "--trace", str(trace)))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["cost_usd"] == round(total.cost, 6) == 0.066124
     assert not re.search(r"\d\.\d{7,}", out.stdout + out.stderr + trace.read_text())
@@ -41,8 +41,8 @@ def test_no_none_in_an_api_error_without_an_http_response(kube_sim, tmp_path):
     fixture = tmp_path / "no-response.json"
     fixture.write_text(json.dumps({"description": "the API never answered", "responses": [
         {"error": {"type": "connection_error", "message": "cannot reach the API"}}]}))
-    out = run_cli("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
-                  "--kubeconfig", kube_sim("crashloop").kubeconfig, "--json")
+    out = run_cli_here("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
+                       "--kubeconfig", kube_sim("crashloop").kubeconfig, "--json")
     assert out.returncode == 4
     error = json.loads(out.stdout)["error"]
     assert error.startswith("model API error (no HTTP response) connection_error: cannot reach")
@@ -73,8 +73,8 @@ def test_progress_lines_mark_a_cut_value(kube_sim, tmp_path):
                                                               "name": long_name}),
                  usage=SMALL_USAGE)]}))
     audit = tmp_path / "audit.jsonl"
-    out = run_cli("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
-                  "--kubeconfig", kube_sim("crashloop").kubeconfig, "--audit-log", str(audit))
+    out = run_cli_here("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
+                       "--kubeconfig", kube_sim("crashloop").kubeconfig, "--audit-log", str(audit))
     progress = next(line for line in out.stderr.splitlines() if line.startswith("[step 1/"))
     assert progress == f"[step 1/12] get_logs namespace=prod name={long_name[:59]}\u2026"
     audit_line = next(line for line in out.stderr.splitlines() if line.startswith("[audit]"))
@@ -89,8 +89,8 @@ def test_progress_lines_mark_a_cut_value(kube_sim, tmp_path):
     ('"unclosed', "--mcp: No closing quotation"),
 ])
 def test_an_empty_mcp_command_is_a_usage_error(command, message):
-    out = run_cli("x", "--namespaces", "prod", "--replay", str(REPLAY / "crashloop.json"),
-                  "--mcp", command, "--json")
+    out = run_cli_here("x", "--namespaces", "prod", "--replay", str(REPLAY / "crashloop.json"),
+                       "--mcp", command, "--json")
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "usage_error" and message in outcome["error"]

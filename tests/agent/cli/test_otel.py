@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from tests.support.otlp_receiver import Receiver, attrs, request_problems, spans_of
-from tests.agent.cli.test_cli import jsonl, replay_args, run_cli
+from tests.agent.cli.test_cli import jsonl, replay_args, run_cli_here
 from tests.agent.cli.test_signals import Cli
 from triage_agent import __version__
 
@@ -23,8 +23,8 @@ PRIVATE = "s3cr3t-t0ken"
 def exported_run(sim, receiver, tmp_path, fixture="crashloop-undo", env=(), extra=()):
     trace, audit = tmp_path / "trace.jsonl", tmp_path / "audit.jsonl"
     environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **dict(env)}
-    out = run_cli(*replay_args(sim, fixture, "--json", "--trace", str(trace),
-                               "--audit-log", str(audit), *extra), env=environ)
+    out = run_cli_here(*replay_args(sim, fixture, "--json", "--trace", str(trace),
+                                    "--audit-log", str(audit), *extra), env=environ)
     return out, trace, audit
 
 
@@ -89,7 +89,7 @@ def test_two_runs_in_one_trace_file_are_two_traces(kube_sim, tmp_path):
     trace = tmp_path / "trace.jsonl"
     ids = []
     for _ in range(2):   # a one-call run (the model refuses) is enough to make a trace
-        out = run_cli(*replay_args(sim, "refusal", "--json", "--trace", str(trace)))
+        out = run_cli_here(*replay_args(sim, "refusal", "--json", "--trace", str(trace)))
         assert out.returncode == 3, out.stderr
         ids.append(json.loads(out.stdout)["trace_id"])
     spans = jsonl(trace)
@@ -119,8 +119,9 @@ def test_a_secret_in_the_symptom_is_redacted_in_captured_content(kube_sim, tmp_p
     args = replay_args(sim, "crashloop", "--json")
     args[0] = f"checkout restarts since DB_PASSWORD={PRIVATE} was rotated"
     with Receiver() as receiver:
-        out = run_cli(*args, env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
-                                  "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+        out = run_cli_here(*args, env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     assert out.returncode == 0, out.stderr
     body = receiver.requests[0]["raw"].decode()
     assert PRIVATE not in body and "[REDACTED]" in body
@@ -128,7 +129,7 @@ def test_a_secret_in_the_symptom_is_redacted_in_captured_content(kube_sim, tmp_p
 
 def test_the_traces_endpoint_is_used_as_it_is(kube_sim, tmp_path):
     with Receiver() as receiver:
-        out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--json"), env={
+        out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json"), env={
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": receiver.url + "/otlp/traces",
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/never"})
     assert out.returncode == 0 and [r["path"] for r in receiver.requests] == ["/otlp/traces"]
@@ -162,8 +163,8 @@ def test_a_failed_export_is_one_warning_and_keeps_the_exit_code(kube_sim, tmp_pa
 def test_no_collector_listening_is_one_warning(kube_sim):
     with Receiver() as receiver:
         url = receiver.url             # closed again: nothing listens there any more
-    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop"),
-                  env={"OTEL_EXPORTER_OTLP_ENDPOINT": url})
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop"),
+                       env={"OTEL_EXPORTER_OTLP_ENDPOINT": url})
     assert out.returncode == 0 and "SEVERITY:" in out.stdout
     assert len([line for line in out.stderr.splitlines() if "trace not exported" in line]) == 1
 
@@ -180,8 +181,8 @@ def test_disabled_sends_nothing_but_keeps_the_trace_file(kube_sim, tmp_path, swi
 
 
 def test_bad_otel_settings_warn_and_the_run_goes_on(kube_sim):
-    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--json"),
-                  env={"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318",
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json"),
+                       env={"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318",
                        "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"})
     assert out.returncode == 0 and json.loads(out.stdout)["stop"] == "report"
     assert out.stderr.count("triage-agent: warning: OTEL_EXPORTER_OTLP_") == 2
@@ -211,9 +212,9 @@ def test_a_server_that_will_not_start_is_a_trace_too(tmp_path):
     fixture = tmp_path / "f.json"
     fixture.write_text(json.dumps({"description": "unused", "responses": []}))
     with Receiver() as receiver:
-        out = run_cli("x", "--namespaces", "prod", "--replay", str(fixture), "--json",
-                      "--mcp", str(tmp_path / "no-such-server"),
-                      env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+        out = run_cli_here("x", "--namespaces", "prod", "--replay", str(fixture), "--json",
+                           "--mcp", str(tmp_path / "no-such-server"),
+                           env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
     assert out.returncode == 4
     outcome = json.loads(out.stdout)
     (root,) = spans_of(receiver.requests[0]["body"])

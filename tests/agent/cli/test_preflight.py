@@ -16,7 +16,7 @@ from fixtures.http_thread import ServerThread
 from mcp_kubectl_server.tools import pods as tools_pods
 from mcp_kubectl_server.server import SERVER_INFO
 from tests.support.fake_messages_api import FakeMessagesApi
-from tests.agent.cli.test_cli import OUTCOME_SCHEMA, ROOT, replay_args, run_cli
+from tests.agent.cli.test_cli import OUTCOME_SCHEMA, ROOT, replay_args, run_cli_here
 from tests.agent.cli.test_live import KEY, crashloop_responses
 from tests.server.test_check import (closed_port_kubeconfig, forbidden_namespaces_cluster,
                                      kubeconfig_for)
@@ -27,8 +27,9 @@ from triage_agent.policy import Policy
 def live(*args, env=None):
     """A live run (fake API) with --json: (process, outcome, number of model requests)."""
     with FakeMessagesApi(crashloop_responses()) as api:
-        out = run_cli("checkout pods in prod keep restarting", "--json", *args,
-                      env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, **(env or {})})
+        out = run_cli_here("checkout pods in prod keep restarting", "--json", *args,
+                           env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url,
+                                **(env or {})})
     assert "Traceback" not in out.stderr, out.stderr
     outcome = json.loads(out.stdout)   # exactly one object
     assert schema.validate(outcome, OUTCOME_SCHEMA) == []
@@ -133,7 +134,7 @@ def test_a_namespace_the_credentials_cannot_verify_is_a_warning(kube_sim, tmp_pa
 
 
 def test_a_healthy_cluster_passes_and_the_replay_runs(kube_sim):
-    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop"))
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop"))
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines()[1] == ("triage-agent: preflight passed: the cluster answered "
                                           "and pods can be listed in prod")
@@ -144,7 +145,7 @@ def test_no_preflight_runs_on_and_progress_shows_the_tool_error_s_first_line(tmp
     kubeconfig, port = closed_port_kubeconfig(tmp_path)
     args = replay_args(Namespace(kubeconfig=str(kubeconfig)), "crashloop", "--no-preflight",
                        "--max-steps", "2")
-    out = run_cli(*args)
+    out = run_cli_here(*args)
     assert out.returncode == 3 and "preflight skipped: --no-preflight" in out.stderr
     [line] = [ln for ln in out.stderr.splitlines() if ln.startswith("[audit] step 1")]
     assert " · get_pods namespace=prod · executed · error · " in line
@@ -223,8 +224,8 @@ def test_the_server_name_the_preflight_looks_for_is_ours():
 
 def test_the_preflight_reads_are_in_the_audit_log_as_step_0(kube_sim, tmp_path):
     audit = tmp_path / "audit.jsonl"
-    out = run_cli(*replay_args(kube_sim("crashloop"), "crashloop", "--namespaces", "prod",
-                               "--audit-log", str(audit)))
+    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--namespaces", "prod",
+                                    "--audit-log", str(audit)))
     assert out.returncode == 0, out.stderr
     entries = [json.loads(line) for line in audit.read_text().splitlines()]
     preflight_entries = [e for e in entries if e["decision"] == "preflight"]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
 from tests.support.otlp_receiver import attrs
-from tests.agent.cli.test_cli import jsonl, run_cli
+from tests.agent.cli.test_cli import jsonl, run_cli_here
 from triage_agent import cli
 
 FAKE = Path(__file__).resolve().parents[2] / "support" / "fake_k8s_mcp_server.py"
@@ -28,10 +28,10 @@ def k8s_run(tmp_path, calls, *, namespaces="prod,staging", server_flags=(), extr
         response("tool_use", *uses, usage=SMALL_USAGE)]}))
     log = tmp_path / "server.jsonl"
     server = shlex.join([sys.executable, str(FAKE), "--log", str(log), *server_flags])
-    out = run_cli("pods fail", "--namespaces", namespaces, "--replay", str(fixture), "--mcp",
-                  server, "--json", "--audit-log", str(tmp_path / "audit.jsonl"), "--trace",
-                  str(tmp_path / "trace.jsonl"), *extra,   # with what the model saw in the spans
-                  env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+    out = run_cli_here("pods fail", "--namespaces", namespaces, "--replay", str(fixture), "--mcp",
+                       server, "--json", "--audit-log", str(tmp_path / "audit.jsonl"), "--trace",
+                       str(tmp_path / "trace.jsonl"), *extra,   # with what the model saw
+                       env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     ran = jsonl(log) if log.exists() else []
     return out, json.loads(out.stdout), ran
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_messages_api import FakeMessagesApi
-from tests.agent.cli.test_cli import REPLAY, ROOT, run_cli
+from tests.agent.cli.test_cli import REPLAY, ROOT, run_cli_here
 from triage_agent.serve import alerts
 
 PAYLOAD = json.loads((ROOT / "fixtures" / "alerts" / "crashloop.json").read_text())
@@ -100,11 +100,11 @@ def test_cli_alert_to_report_with_identity_in_text_and_json(kube_sim, tmp_path):
     sim = kube_sim("crashloop")
     args = ["--alert", write(tmp_path, PAYLOAD), "--namespaces", "prod,staging", "--replay",
             str(REPLAY / "crashloop.json"), "--kubeconfig", sim.kubeconfig]
-    text = run_cli(*args)
+    text = run_cli_here(*args)
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("ALERT: KubePodCrashLooping | fingerprint 5c2a7d91e04b3f68 | "
                                   "http://prometheus.example.com:9090/graph")
-    out = run_cli(*args, "--json")
+    out = run_cli_here(*args, "--json")
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "report"
     assert outcome["alert"]["alerts"][0]["fingerprint"] == "5c2a7d91e04b3f68"
@@ -112,8 +112,8 @@ def test_cli_alert_to_report_with_identity_in_text_and_json(kube_sim, tmp_path):
 
 def test_cli_alert_outside_the_ceiling_is_refused_before_any_model_call(tmp_path):
     with FakeMessagesApi([]) as api:
-        out = run_cli("--alert", write(tmp_path, PAYLOAD), "--namespaces", "staging", "--json",
-                      env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
+        out = run_cli_here("--alert", write(tmp_path, PAYLOAD), "--namespaces", "staging", "--json",
+                           env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
     assert out.returncode == 2 and api.requests == []
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "usage_error" and "none of which is in --namespaces" in outcome["error"]
@@ -139,14 +139,14 @@ def test_cli_resolved_payload_from_stdin_exits_0_in_one_line(tmp_path):
 def test_cli_bad_payloads_are_usage_errors(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    out = run_cli("--alert", str(path), "--namespaces", "prod", "--replay",
-                  str(REPLAY / "crashloop.json"))
+    out = run_cli_here("--alert", str(path), "--namespaces", "prod", "--replay",
+                       str(REPLAY / "crashloop.json"))
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
 def test_cli_symptom_and_alert_together_is_a_usage_error(tmp_path):
-    out = run_cli("pods restart", "--alert", write(tmp_path, PAYLOAD), "--namespaces", "prod",
-                  "--replay", str(REPLAY / "crashloop.json"))
+    out = run_cli_here("pods restart", "--alert", write(tmp_path, PAYLOAD), "--namespaces", "prod",
+                       "--replay", str(REPLAY / "crashloop.json"))
     assert out.returncode == 2 and "not both" in out.stderr
 
 
@@ -154,9 +154,9 @@ def test_the_alert_reaches_the_model_as_data_in_the_first_turn(kube_sim, tmp_pat
     hostile = payload(annotations={"description": INJECTION, "message": "token=abcd1234efgh"})
     responses = json.loads((REPLAY / "crashloop.json").read_text())["responses"]
     with FakeMessagesApi(responses) as api:
-        out = run_cli("--alert", write(tmp_path, hostile), "--namespaces", "prod",
-                      "--kubeconfig", kube_sim("crashloop").kubeconfig,
-                      env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
+        out = run_cli_here("--alert", write(tmp_path, hostile), "--namespaces", "prod",
+                           "--kubeconfig", kube_sim("crashloop").kubeconfig,
+                           env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
     assert out.returncode == 0, out.stderr
     first = api.requests[0]["body"]["messages"][0]["content"]
     first = first if isinstance(first, str) else "".join(b.get("text", "") for b in first)
