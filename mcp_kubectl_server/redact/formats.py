@@ -13,6 +13,7 @@ once (a trie-shaped pattern, fast on text that has none); the few rows whose lit
 the token are searched only when that literal occurs in the text.
 """
 
+import functools
 import re
 from collections import namedtuple
 
@@ -240,21 +241,26 @@ def _trie(words):
     return emit(root)
 
 
-def _compile():
+@functools.cache
+def _table():
+    """The table compiled on first use (no work at import time): the head trie, and each row's
+    pattern source by head, compiled only when its head occurs in some text (_pattern)."""
     by_head, infix = {}, []
     for row in _ROWS:
-        pattern = re.compile(_regex(row.shape))
+        source = _regex(row.shape)
         heads = _prefixes(row.shape)
         for head in heads:  # a short plain head (SK, cio, pat) needs letters and digits after it
             weak = len(head) <= 3 and head.isalnum()
-            by_head.setdefault(head, []).append((pattern, weak))
+            by_head.setdefault(head, []).append((source, weak))
         if not heads:
-            infix.append(_infix(row.shape, pattern))
-    heads = sorted(by_head, key=len, reverse=True)
+            infix.append(_infix(row.shape, re.compile(source)))
     # A token starts the text or follows a character that is not a letter or digit: scanning
     # for that character first leaves the trie most positions untried.
-    trie = _trie(heads)
-    return re.compile(trie), re.compile(r"[^A-Za-z0-9](" + trie + ")"), heads, by_head, infix
+    trie = _trie(sorted(by_head, key=len, reverse=True))
+    return re.compile(trie), re.compile(r"[^A-Za-z0-9](" + trie + ")"), by_head, infix
+
+
+_pattern = functools.cache(re.compile)
 
 
 def _infix(shape, pattern):
@@ -281,18 +287,17 @@ def _name(piece):
     return f"{name}:{low}" + ("+" if high is None else f"-{high}" if high != low else "")
 
 
-_AT_START, _SCAN, _HEADS, _BY_HEAD, _INFIX = _compile()
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _token_end(text, start, longest):
+def _token_end(text, start, longest, by_head):
     """Where the known token starting at `start` ends, or None when none starts there;
     `longest` is the longest head the scan found there (shorter heads are tried after it)."""
     for size in range(len(longest), 1, -1):
         head = longest[:size]
-        if head in _BY_HEAD:
-            for pattern, weak in _BY_HEAD[head]:
-                match = pattern.match(text, start)
+        if head in by_head:
+            for source, weak in by_head[head]:
+                match = _pattern(source).match(text, start)
                 if match and not (weak and _plain(match.group(0)[len(head):])):
                     return match.end()
     return None
@@ -305,16 +310,17 @@ def _plain(body):
 
 def redact_formats(text):
     """Every token of a known vendor format becomes [REDACTED]."""
+    at_start, scan, by_head, infix = _table()
     spans = []
-    first = _AT_START.match(text)
+    first = at_start.match(text)
     hits = [(0, first.group(0))] if first else []
-    for start, head in hits + [(hit.start(1), hit.group(1)) for hit in _SCAN.finditer(text)]:
+    for start, head in hits + [(hit.start(1), hit.group(1)) for hit in scan.finditer(text)]:
         if spans and start < spans[-1][1]:
             continue
-        end = _token_end(text, start, head)
+        end = _token_end(text, start, head, by_head)
         if end:
             spans.append((start, end))
-    for rest, pattern, low, high in _INFIX:
+    for rest, pattern, low, high in infix:
         spans += _infix_spans(text, rest, pattern, low, high)
     return _masked(text, spans)
 
