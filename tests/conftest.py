@@ -11,6 +11,14 @@ kubectl keeps a discovery cache per API server address (every simulator port is 
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
 so a test run leaves nothing under ~/.kube/cache.
 
+`serve` starts an MCP server per call; `shared_serve` (same arguments) starts one per (cluster,
+flags, namespaces) per test module and hands every test that asks for the same a live one, for
+the tests that only read. Such a test sees the simulator through a SimView (its own requests
+only); after each test the server must still answer a ping with nothing else pending (a test that
+breaks it fails, and the next one gets a fresh server), and at the module's end each shared
+server must exit 0 at end of input. A test that writes, ends or signals the server, reads its
+stderr, or counts something the server keeps between calls gets a server of its own (`serve`).
+
 `prometheus_servers` (tests/support/prometheus.py) starts real Prometheus servers over series a
 test describes, one per name per session.
 
@@ -26,12 +34,13 @@ workers too), so the children start with it.
 
 import contextlib
 import signal
+import subprocess
 
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
 from tests.support.prometheus import prometheus_servers  # noqa: F401 (session fixture)
-from tests.support.server_support import ServerProcess
+from tests.support.server_support import ServerProcess, SimView
 from tests.support import time_limit
 from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
 
@@ -68,13 +77,60 @@ def serve(kube_sim):
 
     def start(cluster, *flags, namespaces="prod"):
         sim = kube_sim(cluster)
-        server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
-                               "--timeout", "30", "--quiet", *flags)
+        server = _start_server(sim, flags, namespaces)
         started.append(server)
-        server.initialize()
         return server, sim
 
     yield start
     for server in started:
         if server.proc.poll() is None:
             server.close()
+
+
+def _start_server(sim, flags, namespaces):
+    server = ServerProcess("--allow-namespaces", namespaces, "--kubeconfig", sim.kubeconfig,
+                           "--timeout", "30", "--quiet", *flags)
+    server.initialize()
+    return server
+
+
+@pytest.fixture(scope="module")
+def _shared_servers():
+    """{(cluster, flags, namespaces): (server, sim)} of one test module; at its end every server
+    still cached must exit 0 at end of input (then the simulators stop)."""
+    running = {}
+    with contextlib.ExitStack() as sims:
+        yield sims, running
+        codes = {key: _exit_code(server) for key, (server, _) in running.items()}
+    assert all(code == 0 for code in codes.values()), f"shared servers' exit codes: {codes}"
+
+
+def _exit_code(server):
+    try:
+        return server.close()
+    except subprocess.TimeoutExpired:  # killed: still close the others
+        return "no exit within 10 s of end of input"
+
+
+@pytest.fixture
+def shared_serve(_shared_servers):
+    """Factory: shared_serve(cluster, *server_flags, namespaces="prod") -> (server, SimView): like
+    `serve`, but the server (and its simulator) is the module's one for these arguments."""
+    sims, running = _shared_servers
+    used = {}
+
+    def start(cluster, *flags, namespaces="prod"):
+        key = (str(cluster), flags, namespaces)
+        if key not in running:
+            sim = sims.enter_context(start_sim(cluster))
+            running[key] = (_start_server(sim, flags, namespaces), sim)
+        server, sim = used[key] = running[key]
+        return server, SimView(sim)
+
+    yield start
+    broken = [key for key, (server, _) in used.items() if not server.settled()]
+    for key in broken:  # the next test that asks gets a fresh one
+        server, _ = running.pop(key)
+        if server.proc.poll() is None:
+            server.close()
+    assert not broken, f"the test left these shared servers dead or with a reply pending: {broken}"

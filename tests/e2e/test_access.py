@@ -5,6 +5,8 @@ Each tool names its planted fault; reads stay GETs inside the scope; no Secret i
 the server runs with --read-tls-certificates, and then only the TLS Secret by name, whose key
 never appears in any output; --no-cluster-tools makes the cluster-scoped parts say what they
 could not check; bad arguments and other namespaces are refused before any read.
+
+The rbac-list tests share one server per set of flags (conftest's shared_serve).
 """
 
 import base64
@@ -88,8 +90,8 @@ def test_an_ingress_class_that_does_not_exist_and_cluster_reads_switched_off(ser
     assert not [p for p in paths(sim) if "ingressclasses" in p]
 
 
-def test_get_rbac_says_the_account_cannot_list_pods_and_why(serve):
-    server, sim = serve("rbac-list")
+def test_get_rbac_says_the_account_cannot_list_pods_and_why(shared_serve):
+    server, sim = shared_serve("rbac-list")
     text = ok(server, "get_rbac", {"namespace": "prod", "service_account": "stock-sync", "can": "list pods"})
     lines = text.splitlines()
     assert lines[0] == "service account prod/stock-sync: used by 1 pod (stock-sync); image pull Secret names: none"
@@ -101,33 +103,29 @@ def test_get_rbac_says_the_account_cannot_list_pods_and_why(serve):
     whole = ok(server, "get_rbac", {"namespace": "prod"})
     assert "rolebinding stock-sync-reader -> Role stock-sync-reader: subjects ServiceAccount prod/stock-sync" in whole
     assert "rolebinding view-team -> ClusterRole view: subjects Group shop-developers" in whole
-    assert server.close() == 0
     only_scoped_gets(sim)
     assert not [r for r in sim.requests if "impersonate" in json.dumps(r).lower()]
     assert sim.journal_entries() == []
 
 
-def test_get_rbac_without_cluster_reads_says_what_it_did_not_count(serve):
-    server, sim = serve("rbac-list", "--no-cluster-tools")
+def test_get_rbac_without_cluster_reads_says_what_it_did_not_count(shared_serve):
+    server, sim = shared_serve("rbac-list", "--no-cluster-tools")
     text = ok(server, "get_rbac", {"namespace": "prod", "service_account": "stock-sync", "can": "get pods"})
     assert "can get pods: YES, granted by Role stock-sync-reader via RoleBinding stock-sync-reader" in text
     assert "cluster-wide bindings: not counted (cluster-scoped reads are switched off" in text
-    assert server.close() == 0
     assert not [p for p in paths(sim) if "/clusterrole" in p]
 
 
-def test_get_priority_classes_and_its_switch(serve):
-    server, sim = serve("rbac-list")
+def test_get_priority_classes_and_its_switch(shared_serve):
+    server, sim = shared_serve("rbac-list")
     text = ok(server, "get_priority_classes", {})
     assert text.splitlines()[0] == "priority classes: 2 (no global default: pods that name no class get priority 0)"
     assert "system-node-critical value=2000001000 preemption=PreemptLowerPriority (built in)" in text
-    assert server.close() == 0
-    server, sim = serve("rbac-list", "--no-cluster-tools")
+    server, sim = shared_serve("rbac-list", "--no-cluster-tools")
     names = [t["name"] for t in server.request("tools/list", {})["result"]["tools"]]
     assert "get_priority_classes" not in names and {"get_ingresses", "get_rbac"} <= set(names)
     reply = server.request("tools/call", {"name": "get_priority_classes", "arguments": {}})
     assert reply["error"]["code"] == -32602 and "Unknown tool: 'get_priority_classes'" in reply["error"]["message"]
-    assert server.close() == 0
     assert not [p for p in paths(sim) if "priorityclasses" in p]
 
 
@@ -143,10 +141,9 @@ def test_get_priority_classes_and_its_switch(serve):
     ("get_ingresses", {"namespace": "prod", "name": "shop"}, "unknown argument"),
     ("get_priority_classes", {"namespace": "prod"}, "unknown argument"),
 ])
-def test_bad_arguments_and_other_namespaces_are_refused_before_any_read(serve, tool, arguments, message):
-    server, sim = serve("rbac-list")
+def test_bad_arguments_and_other_namespaces_are_refused_before_any_read(shared_serve, tool, arguments, message):
+    server, sim = shared_serve("rbac-list")
     before = len(tool_reads(sim))
     text, is_error = server.call(tool, arguments)
     assert is_error and message in text, text
     assert len(tool_reads(sim)) == before
-    assert server.close() == 0

@@ -3,6 +3,8 @@ subprocess, its kubectl proxy, the simulator's incident clusters.
 
 Each tool shows its incident's decisive line, refuses namespaces outside the allow-list before
 any read, rejects bad arguments, and reads only GETs inside the scope (never a Secret).
+
+The tests that only read or are refused share one server per cluster (conftest's shared_serve).
 """
 
 import json
@@ -53,15 +55,14 @@ def test_get_services_names_the_selector_that_matches_nothing(serve):
     assert sim.journal_entries() == []
 
 
-def test_get_config_redacts_the_stray_password_and_lists_names_when_missing(serve):
-    server, sim = serve("missing-secret")
+def test_get_config_redacts_the_stray_password_and_lists_names_when_missing(shared_serve):
+    server, sim = shared_serve("missing-secret")
     text = ok(server, "get_config", {"namespace": "prod", "name": "billing-config"})
     assert "DB_HOST=billing-db.prod.svc" in text and "DB_PASSWORD=[REDACTED]" in text
     assert "billing-legacy-2019" not in text
     missing, is_error = server.call("get_config", {"namespace": "prod", "name": "billing-db-credentials"})
     assert is_error and missing == ('configmap "billing-db-credentials" not found in namespace prod; '
                                     "ConfigMaps there: billing-config")
-    assert server.close() == 0
     only_scoped_gets(sim)
 
 
@@ -102,13 +103,12 @@ def test_forbidden_reads_are_plain_errors_or_degrade(serve, tmp_path):
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])
-def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(serve, namespace):
-    server, sim = serve("missing-secret")
+def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading(shared_serve, namespace):
+    server, sim = shared_serve("missing-secret")
     for tool, extra in NEW_TOOLS.items():
         text, is_error = server.call(tool, dict(extra, namespace=namespace))
         assert is_error and text.startswith(f"namespace '{namespace}' is outside this server's scope"), text
     assert tool_reads(sim) == []
-    assert server.close() == 0
 
 
 @pytest.mark.parametrize("tool, arguments, message", [
@@ -120,20 +120,18 @@ def test_every_new_tool_refuses_namespaces_outside_the_allow_list_before_reading
     ("get_storage", {"namespace": "PROD"}, "is not a valid name"),
     ("get_quotas", {"namespace": 7}, "must be a string"),
 ])
-def test_bad_arguments_are_refused_with_field_messages(serve, tool, arguments, message):
-    server, sim = serve("missing-secret")
+def test_bad_arguments_are_refused_with_field_messages(shared_serve, tool, arguments, message):
+    server, sim = shared_serve("missing-secret")
     text, is_error = server.call(tool, arguments)
     assert is_error and message in text, text
     assert tool_reads(sim) == []
-    assert server.close() == 0
 
 
-def test_tools_are_listed_read_only_with_a_required_namespace(serve):
-    server, _ = serve("missing-secret")
+def test_tools_are_listed_read_only_with_a_required_namespace(shared_serve):
+    server, _ = shared_serve("missing-secret")
     tools = {t["name"]: t for t in server.request("tools/list", {})["result"]["tools"]}
     for name in NEW_TOOLS:
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["destructiveHint"] is False
         assert "namespace" in tools[name]["inputSchema"]["required"]
         assert "prod" not in json.dumps(tools[name])  # the same bytes whatever the namespaces
-    assert server.close() == 0

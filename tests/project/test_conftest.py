@@ -26,3 +26,18 @@ def test_a_suite_started_with_sigint_ignored_gives_it_back():
                           cwd=ROOT, env=env, preexec_fn=ignore_sigint, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_server_that_ended_or_has_a_reply_pending_is_not_settled(kube_sim):
+    # conftest's shared_serve replaces (and fails) a test's shared server that is not settled
+    from tests.support.server_support import ServerProcess
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", kube_sim("healthy").kubeconfig,
+                           "--quiet")
+    server.initialize()
+    assert server.settled()
+    server.send({"jsonrpc": "2.0", "id": "never-read", "method": "ping"})
+    assert not server.settled()
+    assert server.recv()["id"] == "settled?"  # the probe's own reply, still pending
+    assert server.settled()
+    assert server.close() == 0
+    assert not server.settled()

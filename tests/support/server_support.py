@@ -4,6 +4,9 @@
 to it. The cluster behind it is the simulator (conftest.kube_sim) or, for answers a cluster
 should not give, the scripted API server in api_stub.py; both are reached through the server's
 real kubectl proxy.
+
+`SimView` is one test's view of a simulator it shares with other tests (conftest's
+`shared_serve`): its request log from the test's start on, everything else the simulator's own.
 """
 
 import json
@@ -58,6 +61,11 @@ class ServerProcess:
         self.send({"jsonrpc": "2.0", "id": probe_id, "method": "ping"})
         return self.recv().get("id") == probe_id
 
+    def settled(self):
+        """True when the server runs and the very next reply is to a ping sent now: no reply of an
+        earlier request is still pending (how a shared server is checked between tests)."""
+        return self.proc.poll() is None and self.next_reply_is_for("settled?")
+
     def request(self, method, params=None, *, timeout=20):
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
@@ -101,3 +109,21 @@ class ServerProcess:
         """Everything the server wrote on stderr; call after close()."""
         self._stderr_pump.join(timeout=5)
         return "".join(self.stderr_lines)
+
+
+class SimView:
+    """A shared simulator as one test sees it: `requests` holds only what arrived since the view
+    was made (the test's own reads); kubeconfig, store, journal_entries() are the simulator's."""
+
+    def __init__(self, sim):
+        self._sim, self._since = sim, len(sim.requests)
+
+    @property
+    def requests(self):
+        log = self._sim.requests
+        if len(log) == log.maxlen:  # the log dropped its oldest entries: the index is no longer
+            raise RuntimeError("the shared simulator's request log is full: give this test a server of its own")
+        return list(log)[self._since:]
+
+    def __getattr__(self, name):
+        return getattr(self._sim, name)
