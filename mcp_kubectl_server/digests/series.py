@@ -13,19 +13,36 @@ Values that are not numbers (NaN, Inf) are left out of the statistics and counte
 
 import operator
 import time
+from itertools import compress
 
 MAX_SERIES = 20
 BYTE_CAP = 16 * 1024
 
 
-def points(series):
-    """[(t, v)] of a matrix series (or [(t, v)] of a vector sample), finite values only."""
+def columns(series):
+    """(times, values) of a matrix series (or of a vector sample) as floats, finite values only.
+
+    One pass in C for Prometheus' shape ([[t, "v"], ...]): the pairs transposed, each column
+    converted by map(float); anything else goes point by point, keeping what parses."""
     raw = series.get("values") or ([series["value"]] if series.get("value") else [])
     try:
-        out = [(float(t), float(v)) for t, v in raw]
-    except (TypeError, ValueError):  # not Prometheus' shape: keep what parses
-        out = [pair for pair in map(_point, raw) if pair is not None]
-    return [(t, v) for t, v in out if v - v == 0]  # NaN and +/-Inf fail this
+        if sum(map(len, raw)) != 2 * len(raw):  # a sample that is not a pair
+            raise ValueError
+        times, values = zip(*raw)
+        times, values = list(map(float, times)), list(map(float, values))
+    except (TypeError, ValueError):  # not Prometheus' shape (or no points): keep what parses
+        pairs = [pair for pair in map(_point, raw) if pair is not None]
+        times, values = [t for t, _ in pairs], [v for _, v in pairs]
+    total = sum(values)
+    if total - total == 0:  # a NaN or an infinity makes the sum one, too: all values finite
+        return times, values
+    finite = [v - v == 0 for v in values]  # NaN and +/-Inf fail this
+    return list(compress(times, finite)), list(compress(values, finite))
+
+
+def points(series):
+    """[(t, v)] of a matrix series (or [(t, v)] of a vector sample), finite values only."""
+    return list(zip(*columns(series)))
 
 
 def _point(sample):
@@ -36,20 +53,32 @@ def _point(sample):
         return None
 
 
+def _split(pts):
+    return [t for t, _ in pts], [v for _, v in pts]
+
+
 def stats(pts):
     """(min, avg, max, last) of [(t, v)], or None when empty."""
-    if not pts:
+    return _stats(_split(pts)[1])
+
+
+def _stats(values):
+    if not values:
         return None
-    values = [v for _, v in pts]
     return min(values), sum(values) / len(values), max(values), values[-1]
 
 
 def slope_per_minute(pts):
     """Least-squares slope of [(t, v)] in value units per minute, or None for fewer than 3 points."""
-    if len(pts) < 3:
+    return _slope(*_split(pts))
+
+
+def _slope(times, values):
+    n = len(times)
+    if n < 3:
         return None
-    n = len(pts)
-    times, values = [t - pts[0][0] for t, _ in pts], [v for _, v in pts]  # shifted: no cancellation
+    start = times[0]
+    times = [t - start for t in times]  # shifted: no cancellation
     st, sv = sum(times), sum(values)
     var = sum(map(operator.mul, times, times)) - st * st / n
     if var <= 0:
@@ -92,27 +121,30 @@ def when(t, end):
 def trend(pts, fmt=number):
     """'flat', 'rising +0.3/min' or 'falling -2/min': flat when the fit moves less than 5 % of
     the largest value over the whole range."""
-    slope = slope_per_minute(pts)
+    return _trend(*_split(pts), fmt=fmt)
+
+
+def _trend(times, values, *, extremes=None, fmt=number):
+    slope = _slope(times, values)
     if slope is None:
         return "too few points for a trend"
-    span = (pts[-1][0] - pts[0][0]) / 60
-    values = [v for _, v in pts]
-    scale = max(max(values), -min(values)) or 1.0
+    span = (times[-1] - times[0]) / 60
+    low, high = extremes or (min(values), max(values))
+    scale = max(high, -low) or 1.0
     if abs(slope * span) < 0.05 * scale:
         return "flat"
     word = "rising" if slope > 0 else "falling"
     return f"{word} {'+' if slope > 0 else ''}{fmt(slope)}/min"
 
 
-def biggest_change(pts):
+def biggest_change(times, values):
     """(t, delta) of the largest step between two neighbouring points, or None."""
-    if len(pts) < 2:
+    if len(values) < 2:
         return None
-    values = [v for _, v in pts]
-    steps = list(map(operator.sub, values[1:], values[:-1]))
+    steps = list(map(operator.sub, values[1:], values))  # map stops at the shorter one
     up, down = max(steps), min(steps)
     delta = up if up >= -down else down
-    return (pts[steps.index(delta) + 1][0], delta) if delta else None
+    return (times[steps.index(delta) + 1], delta) if delta else None
 
 
 def labels(metric, *, drop=("namespace",)):
@@ -124,19 +156,21 @@ def labels(metric, *, drop=("namespace",)):
     return name + "{" + ",".join(f'{k}="{v}"' for k, v in kept) + "}"
 
 
-def range_line(series, *, end, threshold=None, pts=None):
-    """One matrix series as min/avg/max/last, trend, biggest change and first time over a threshold."""
-    pts = points(series) if pts is None else pts
+def range_line(series, *, end, threshold=None, cols=None):
+    """One matrix series as min/avg/max/last, trend, biggest change and first time over a threshold;
+    `cols` are its columns() when the caller has them already."""
+    times, values = columns(series) if cols is None else cols
     head = labels(series.get("metric") or {})
-    if not pts:
+    if not values:
         return f"{head} no numeric points"
-    lo, avg, hi, last = stats(pts)
-    line = f"{head} min={number(lo)} avg={number(avg)} max={number(hi)} last={number(last)} {trend(pts)}"
-    change = biggest_change(pts)
+    lo, avg, hi, last = _stats(values)
+    line = (f"{head} min={number(lo)} avg={number(avg)} max={number(hi)} last={number(last)} "
+            f"{_trend(times, values, extremes=(lo, hi))}")
+    change = biggest_change(times, values)
     if change and abs(change[1]) > 0.2 * max(abs(hi), abs(lo), 1e-12):
         line += f"; biggest change {'+' if change[1] > 0 else ''}{number(change[1])} {when(change[0], end)}"
     if threshold is not None:
-        over = next((t for t, v in pts if v > threshold), None)
+        over = next(t for t, v in zip(times, values) if v > threshold) if hi > threshold else None
         line += (f"; first over {number(threshold)} {when(over, end)}" if over is not None
                  else f"; never over {number(threshold)}")
     return line
@@ -145,8 +179,8 @@ def range_line(series, *, end, threshold=None, pts=None):
 def query_digest(data, *, namespace, query, end, minutes=None, step=None, threshold=None,
                  max_series=MAX_SERIES, cap=BYTE_CAP):
     """The query_metrics text for Prometheus' data {resultType, result} (vector or matrix)."""
-    result = [(points(series), series) for series in data.get("result") or []]
-    result.sort(key=lambda item: max((v for _, v in item[0]), default=float("-inf")), reverse=True)
+    result = [(columns(series), series) for series in data.get("result") or []]
+    result.sort(key=lambda item: max(item[0][1], default=float("-inf")), reverse=True)
     shown = result[:max_series]
     what = (f"range {minutes} min to {clock(end)} step {step}s" if minutes
             else f"instant at {clock(end)}")
@@ -155,12 +189,13 @@ def query_digest(data, *, namespace, query, end, minutes=None, step=None, thresh
     lines.append(f"sent: {query}")
     if not result:
         lines.append("no series matched: list_metrics shows which metric names have series here")
-    for pts, series in shown:
+    for cols, series in shown:
         if minutes:
-            lines.append(range_line(series, end=end, threshold=threshold, pts=pts))
+            lines.append(range_line(series, end=end, threshold=threshold, cols=cols))
         else:
+            values = cols[1]
             lines.append(f"{labels(series.get('metric') or {})} "
-                         f"{number(pts[-1][1]) if pts else 'no numeric value'}")
+                         f"{number(values[-1]) if values else 'no numeric value'}")
     if len(result) > len(shown):
         lines.append(f"{len(result) - len(shown)} more series not shown: wrap the query in "
                      f"topk({max_series}, ...) or sum by (namespace, <label>) (...), or narrow its selector")

@@ -1,8 +1,8 @@
 """The metrics digests on healthy and unhealthy series: each ABNORMAL rule fires, absent is never zero."""
 
 from mcp_kubectl_server.digests.metrics import metrics_digest, restarts_in
-from mcp_kubectl_server.digests.series import (cap_text, list_digest, query_digest, since_last_drop,
-                                               slope_per_minute, trend)
+from mcp_kubectl_server.digests.series import (cap_text, columns, list_digest, points, query_digest,
+                                               since_last_drop, slope_per_minute, trend)
 
 END = 1_796_000_400.0
 MI = 2 ** 20
@@ -133,6 +133,69 @@ def test_query_digest_shows_twenty_series_and_counts_the_rest():
     assert "45 series (the 20 highest shown)" in text
     assert '{pod="p44"} 44' in text and '{pod="p24"}' not in text
     assert "25 more series not shown: wrap the query in topk(20, ...)" in text
+
+
+def mixed_answer():
+    """A matrix of every shape the summary handles: steady, climbing, stepped, falling, with
+    NaN/Inf gaps, with samples that are not [t, "v"], all NaN, two points out of order, and an
+    aggregation by namespace alone."""
+    def values(value, n=31):
+        return [[END - (n - 1 - i) * 60, value(i)] for i in range(n)]
+    bad = [[END, "2", "extra"], [END], None, [END, "x"], [END, None]]
+    result = [("steady", values(lambda i: "0.25")),
+              ("climbing", values(lambda i: repr(0.1 + 0.0123456789 * i))),
+              ("stepped", values(lambda i: "1" if i < 20 else "7.5")),
+              ("falling", values(lambda i: str(900 - 7 * i))),
+              ("gaps", values(lambda i: ["NaN", "+Inf", "-Inf"][i % 3] if i % 4 == 0 else str(i / 3))),
+              ("malformed", values(lambda i: str(i)) + bad),
+              ("not-a-number", values(lambda i: "NaN")),
+              ("short", [[END, "3"], [END - 60, "4"]])]
+    return {"resultType": "matrix", "result": [{"metric": {"namespace": "prod", "pod": pod}, "values": v}
+                                               for pod, v in result]
+            + [{"metric": {"namespace": "prod"}, "values": values(lambda i: str(-i))}]}
+
+
+def test_query_digest_text_of_every_series_shape():
+    # the text as the point-by-point summary wrote it before the columnar one: pinned, so that a
+    # faster path cannot change what the model reads
+    text = query_digest(mixed_answer(), namespace="prod", query="q", end=END, minutes=30, step=60,
+                        threshold=5)
+    assert text.splitlines() == [
+        "query_metrics in prod, range 30 min to 01:00Z step 60s: 9 series",
+        "sent: q",
+        '{pod="falling"} min=690 avg=795 max=900 last=690 falling -7/min; first over 5 30 min ago (00:30Z)',
+        '{pod="malformed"} min=0 avg=15 max=30 last=30 rising +1/min; first over 5 24 min ago (00:36Z)',
+        '{pod="gaps"} min=0.333 avg=5.12 max=10 last=10 rising +0.333/min; first over 5 13 min ago'
+        ' (00:47Z)',
+        '{pod="stepped"} min=1 avg=3.31 max=7.5 last=7.5 rising +0.288/min; biggest change +6.5 10 min'
+        ' ago (00:50Z); first over 5 10 min ago (00:50Z)',
+        '{pod="short"} min=3 avg=3.5 max=4 last=4 too few points for a trend; biggest change +1 1 min'
+        ' ago (00:59Z); never over 5',
+        '{pod="climbing"} min=0.1 avg=0.285 max=0.47 last=0.47 rising +0.0123/min; never over 5',
+        '{pod="steady"} min=0.25 avg=0.25 max=0.25 last=0.25 flat; never over 5',
+        '{namespace="prod"} min=-30 avg=-15 max=0 last=-30 falling -1/min; never over 5',
+        '{pod="not-a-number"} no numeric points']
+    vector = {"resultType": "vector", "result": [
+        {"metric": {"namespace": "prod", "pod": f"p{i}"}, "value": [END, v]}
+        for i, v in enumerate(["NaN", "2.5", "+Inf", "0", "1e-07", "x", "-3"])]}
+    assert query_digest(vector, namespace="prod", query="q", end=END, max_series=5).splitlines()[2:] == [
+        '{pod="p1"} 2.5', '{pod="p4"} 1e-07', '{pod="p3"} 0', '{pod="p6"} -3',
+        '{pod="p0"} no numeric value',
+        "2 more series not shown: wrap the query in topk(5, ...) or sum by (namespace, <label>) (...),"
+        " or narrow its selector"]
+
+
+def test_columns_keep_the_finite_pairs_of_any_answer():
+    assert columns({"values": [[END, "1"], [END + 60, "NaN"], [END + 120, "-Inf"], [END + 180, "2"]]}) == (
+        [END, END + 180], [1.0, 2.0])
+    odd = [[END, "2", "extra"], [END], None, [END, "x"]]  # samples that are not [t, "v"]: left out
+    assert columns({"values": [[END, "1"], *odd, [END + 60, "3"]]}) == ([END, END + 60], [1.0, 3.0])
+    assert columns({"value": [END, "4"]}) == ([END], [4.0])
+    assert columns({"values": "not a list"}) == ([], []) and columns({}) == ([], [])
+    # finite values whose sum overflows are all kept (the sum is only the fast test for NaN/Inf)
+    assert columns({"values": [[END, "1e308"], [END + 60, "1e308"]]}) == ([END, END + 60], [1e308, 1e308])
+    assert points({"values": [[END, "1"], [END + 60, "+Inf"], [END + 120, "5"]]}) == [(END, 1.0),
+                                                                                  (END + 120, 5.0)]
 
 
 def test_byte_cap_says_what_was_left_out():
