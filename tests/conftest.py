@@ -9,7 +9,10 @@ Every simulator started through the factory is stopped at teardown. The kubeconf
 
 kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
-so a test run leaves nothing under ~/.kube/cache.
+so a test run leaves nothing under ~/.kube/cache. The session also starts every Go program
+(kubectl, Prometheus, promtool) with GOGC=off and GOMEMLIMIT=256MiB unless the environment sets
+them: a kubectl call lives a tenth of a second and its first garbage collections were about a
+third of its CPU, while the limit still collects a long-lived one (a server's kubectl proxy).
 
 `serve` starts an MCP server per call; `shared_serve` (same arguments) starts one per (cluster,
 flags, namespaces) per test module and hands every test that asks for the same a live one, for
@@ -33,6 +36,7 @@ workers too), so the children start with it.
 """
 
 import contextlib
+import os
 import signal
 import subprocess
 
@@ -56,6 +60,16 @@ def kubectl_cache_in_temp_dir(tmp_path_factory):
     """KUBECACHEDIR -> a session temp dir for every kubectl the tests start, directly or not."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def go_programs_collect_late():
+    """GOGC=off, GOMEMLIMIT=256MiB for the Go programs the tests start (see the module docstring)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (("GOGC", "off"), ("GOMEMLIMIT", "256MiB")):
+            if name not in os.environ:
+                patch.setenv(name, value)
         yield
 
 
