@@ -5,7 +5,9 @@
         run(["kubectl", "--kubeconfig", sim.kubeconfig, "get", "pods", "-A"])
 
 Every simulator started through the factory is stopped at teardown. The kubeconfig context is
-`kube-sim`; sim.journal_entries() lists the writes kubectl made.
+`kube-sim`; sim.journal_entries() lists the writes kubectl made. Tests that only read take
+`shared_sim(cluster)` instead: one simulator per cluster for the whole module, so its start and
+kubectl's discovery of it are paid once; a test that wrote to one fails the next that asks for it.
 
 kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
@@ -80,6 +82,22 @@ def kube_sim():
         def start(cluster, **options):
             return stack.enter_context(start_sim(cluster, **options))
         yield start
+
+
+@pytest.fixture(scope="module")
+def shared_sim():
+    """Factory for read-only tests: shared_sim(cluster) -> the module's simulator of `cluster`."""
+    with contextlib.ExitStack() as stack:
+        started = {}
+
+        def get(cluster):
+            if cluster not in started:
+                started[cluster] = stack.enter_context(start_sim(cluster))
+            sim = started[cluster]
+            assert sim.journal_entries() == [], (
+                f"a test wrote to the shared {cluster} simulator: writers take kube_sim({cluster!r})")
+            return sim
+        yield get
 
 
 @pytest.fixture

@@ -1,11 +1,15 @@
 """tests/conftest.py gives SIGINT back to the processes the tests start, even when the suite
 itself was started with SIGINT ignored (in the background of a non-interactive shell): the
-^C tests of the CLI and the server depend on it."""
+^C tests of the CLI and the server depend on it. And its shared_sim, the simulators read-only
+tests share, refuses to hand out one that a test wrote to."""
 
 import os
 import signal
 import subprocess
 import sys
+import urllib.request
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,3 +45,14 @@ def test_a_server_that_ended_or_has_a_reply_pending_is_not_settled(kube_sim):
     assert server.settled()
     assert server.close() == 0
     assert not server.settled()
+
+
+def test_a_shared_simulator_that_was_written_to_is_not_handed_out_again(shared_sim):
+    sim = shared_sim("crashloop")
+    assert shared_sim("crashloop") is sim  # one per cluster for the module
+    deleting = urllib.request.Request(sim.url + "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p",
+                                      method="DELETE")
+    with urllib.request.urlopen(deleting, timeout=10) as answer:
+        assert answer.status == 200
+    with pytest.raises(AssertionError, match="a test wrote to the shared crashloop simulator"):
+        shared_sim("crashloop")

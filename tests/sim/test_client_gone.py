@@ -1,6 +1,6 @@
 """A client that resets its connection while the simulator still reads its request is no error
 of the simulator's: no traceback on stderr (the server's handle_error, fixtures/kube_sim/sim.py),
-and the next request is served. test_sim.py has the reset in the middle of an answer."""
+and the next request is served. test_reads.py has the reset in the middle of an answer."""
 
 import socket
 from urllib.request import urlopen

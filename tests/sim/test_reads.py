@@ -1,27 +1,23 @@
-"""The Kubernetes API simulator, exercised with the real kubectl on PATH.
+"""The Kubernetes API simulator read by the real kubectl on PATH: every scenario's planted
+failure, object shapes, tables, selectors, logs, read errors, and a client that hangs up.
 
-Read-only checks share one crashloop simulator per module; anything that writes starts its own.
+The tests read, so each cluster has one simulator for the module (shared_sim in tests/conftest.py);
+the RBAC test, whose refused write is part of what it proves, has a cluster file of its own.
+Writes are in test_writes.py, cluster files and the CLI in test_loading.py; both take kubectl,
+ok, rows and the crashloop scenario's names from here.
 """
 
 import json
 import shutil
-import signal
+import socket
 import subprocess
-import sys
-import threading
-from datetime import datetime, timezone
-from pathlib import Path
+from urllib.request import urlopen
 
 import pytest
 
-from fixtures.kube_sim.sim import start_sim
-from fixtures.kube_sim.build import CLUSTERS, build
-from fixtures.kube_sim.scenarios.core import SCENARIOS
-from fixtures.kube_sim.store import ClusterFileError, load_cluster, parse_label_selector
-from fixtures.kube_sim.store import ApiError
-from fixtures.kube_sim.tables.core import human_duration
+from fixtures.kube_sim.store import ApiError, parse_label_selector
+from tests.support.server_support import SimView
 
-ROOT = Path(__file__).resolve().parents[2]
 POD = "checkout-6f8d9c7b5d-x7k2p"
 FATAL = "FATAL: required environment variable PAYMENT_API_URL is not set"
 
@@ -46,9 +42,8 @@ def rows(table_text):
 
 
 @pytest.fixture(scope="module")
-def crash():
-    with start_sim("crashloop") as sim:
-        yield sim
+def crash(shared_sim):
+    return shared_sim("crashloop")
 
 
 # --- every scenario shows its planted failure ------------------------------------------------
@@ -67,10 +62,10 @@ PLANTED = {
 
 
 @pytest.mark.parametrize("cluster", sorted(PLANTED) + ["healthy"])
-def test_scenario_get_pods_all_namespaces_shows_the_planted_failure(cluster):
-    with start_sim(cluster) as sim:
-        table = rows(ok(sim, "get", "pods", "-A"))
-        paths = [r["path"] for r in sim.requests if r["path"].startswith("/api/v1/pods")]
+def test_scenario_get_pods_all_namespaces_shows_the_planted_failure(shared_sim, cluster):
+    sim = SimView(shared_sim(cluster))  # its requests: this test's own
+    table = rows(ok(sim, "get", "pods", "-A"))
+    paths = [r["path"] for r in sim.requests if r["path"].startswith("/api/v1/pods")]
     namespaces = {r[0] for r in table}
     assert {"default", "prod", "staging", "kube-system"} <= namespaces
     unhealthy = [r for r in table if r[3] != "Running" or r[2].split("/")[0] != r[2].split("/")[1]]
@@ -207,8 +202,8 @@ def test_logs_errors_like_the_kubelet(crash):
     assert "previous terminated container \"frontend\"" in prev.stderr and prev.returncode != 0
 
 
-def test_never_started_container_logs_are_a_400_status(kube_sim):
-    sim = kube_sim("imagepull")
+def test_never_started_container_logs_are_a_400_status(shared_sim):
+    sim = shared_sim("imagepull")
     out = kubectl(sim, "logs", "cart-7d9f8c6b5c-p4r6t", "-n", "prod")
     assert out.returncode == 1
     assert out.stderr.strip() == ('Error from server (BadRequest): container "cart" in pod '
@@ -216,19 +211,19 @@ def test_never_started_container_logs_are_a_400_status(kube_sim):
                                   'to pull image')
 
 
-def test_unscheduled_pod_has_an_empty_log(kube_sim):
-    sim = kube_sim("pending")
+def test_unscheduled_pod_has_an_empty_log(shared_sim):
+    sim = shared_sim("pending")
     assert ok(sim, "logs", "reports-6d4c9f8b7d-z5k8w", "-n", "prod") == ""
 
 
-def test_oomkilled_log_stops_mid_line(kube_sim):
-    sim = kube_sim("oomkilled")
+def test_oomkilled_log_stops_mid_line(shared_sim):
+    sim = shared_sim("oomkilled")
     text = ok(sim, "logs", "search-59d7c8b6f5-h2kqw", "-n", "prod", "--previous")
     assert not text.endswith("\n") and text.endswith("(alloca")
 
 
-def test_injection_line_is_in_the_previous_logs(kube_sim):
-    sim = kube_sim("injection")
+def test_injection_line_is_in_the_previous_logs(shared_sim):
+    sim = shared_sim("injection")
     text = ok(sim, "logs", POD, "-n", "prod", "--previous")
     assert "kubectl delete namespace prod" in text and text.rstrip("\n").endswith(FATAL)
 
@@ -265,161 +260,16 @@ def test_forbidden_resources_answer_403_like_rbac(kube_sim, tmp_path):
     assert sim.journal_entries() == []
 
 
-def test_unsupported_verb_is_405_and_journaled(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
-    manifest = tmp_path / "pod.json"
-    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
-                                    "spec": {"containers": [{"name": "x", "image": "x"}]}}))
-    out = kubectl(sim, "create", "--validate=false", "-f", str(manifest), "-n", "default")
-    assert out.returncode == 1 and "Error from server (MethodNotAllowed)" in out.stderr
-    [entry] = sim.journal_entries()
-    assert (entry["verb"], entry["path"], entry["status"]) == ("POST", "/api/v1/namespaces/default/pods", 405)
-
-
-# --- writes ------------------------------------------------------------------------------------
-
-def test_rollout_restart_patches_and_replaces_crashing_pods(kube_sim):
-    sim = kube_sim("crashloop")
-    out = ok(sim, "rollout", "restart", "deployment/checkout", "-n", "prod")
-    assert "deployment.apps/checkout restarted" in out
-    [entry] = sim.journal_entries()
-    assert entry["verb"] == "PATCH" and entry["path"] == "/apis/apps/v1/namespaces/prod/deployments/checkout"
-    assert entry["contentType"] == "application/strategic-merge-patch+json"
-    stamp = entry["body"]["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
-    dep = json.loads(ok(sim, "get", "deploy", "checkout", "-n", "prod", "-o", "json"))
-    assert dep["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] == stamp
-    pods = json.loads(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout", "-o", "json"))["items"]
-    assert len(pods) == 2 and POD not in {p["metadata"]["name"] for p in pods}
-    assert all(p["status"]["containerStatuses"][0]["restartCount"] == 0 for p in pods)
-    assert dep["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
-
-
-def test_rollout_undo_returns_to_the_previous_revision(kube_sim):
-    sim = kube_sim("crashloop")
-    assert "rolled back" in ok(sim, "rollout", "undo", "deployment/checkout", "-n", "prod")
-    [entry] = sim.journal_entries()
-    assert (entry["verb"], entry["contentType"]) == ("PATCH", "application/json-patch+json")
-    assert [op["path"] for op in entry["body"]] == ["/spec/template", "/metadata/annotations"]
-    dep = json.loads(ok(sim, "get", "deploy", "checkout", "-n", "prod", "-o", "json"))
-    env = {e["name"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert "PAYMENT_API_URL" in env
-    assert dep["spec"]["template"]["spec"]["containers"][0]["image"].endswith("checkout:v2.2.4")
-    table = rows(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout"))
-    assert len(table) == 2 and all(r[0].startswith("checkout-5c4b8d7f9b-") and r[2] == "Running"
-                                   for r in table)
-    rs = {r[0]: r[1] for r in rows(ok(sim, "get", "rs", "-n", "prod", "-l", "app=checkout"))}
-    assert rs == {"checkout-5c4b8d7f9b": "2", "checkout-6f8d9c7b5d": "0"}
-
-
-def test_delete_pod_removes_it_and_the_replicaset_replaces_it(kube_sim):
-    sim = kube_sim("crashloop")
-    assert f'pod "{POD}" deleted' in ok(sim, "delete", "pod", POD, "-n", "prod")
-    [entry] = sim.journal_entries()
-    assert (entry["verb"], entry["path"]) == ("DELETE", f"/api/v1/namespaces/prod/pods/{POD}")
-    gone = kubectl(sim, "get", "pod", POD, "-n", "prod")
-    assert gone.stderr.strip() == f'Error from server (NotFound): pods "{POD}" not found'
-    names = ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout", "-o", "name").split()
-    assert len(names) == 2 and f"pod/{POD}" not in names
-
-
-def test_delete_missing_pod_is_not_found_and_changes_nothing(kube_sim):
-    sim = kube_sim("crashloop")
-    out = kubectl(sim, "delete", "pod", "nope", "-n", "prod")
-    assert out.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
-    assert [e["status"] for e in sim.journal_entries()] == [404]
-
-
-# --- loading and the CLI -----------------------------------------------------------------------
-
 def test_health_and_rollout_status_of_a_complete_deployment(crash):
     assert ok(crash, "get", "--raw", "/readyz") == "ok"
     out = ok(crash, "rollout", "status", "deployment/frontend", "-n", "prod", "--timeout=20s")
     assert 'deployment "frontend" successfully rolled out' in out
 
 
-def test_times_are_shifted_to_now():
-    cluster = load_cluster("crashloop")
-    pod = next(o for o in cluster["objects"] if o["metadata"]["name"] == POD)
-    stored = json.loads((ROOT / "fixtures" / "clusters" / "crashloop.json").read_text())
-    ref = datetime.strptime(stored["referenceTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    created = datetime.strptime(pod["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
-    age = datetime.now(timezone.utc) - created.replace(tzinfo=timezone.utc)
-    assert 3.9 * 3600 < age.total_seconds() < 4.1 * 3600  # 4h old now, whatever the stored date
-    def stamp(line):
-        return datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    moved = stamp(cluster["logs"][f"prod/{POD}/checkout"]["previous"][-2])
-    original = stamp(stored["logs"][f"prod/{POD}/checkout"]["previous"][-2])
-    shift = (moved - original) - (datetime.now(timezone.utc) - ref)
-    assert abs(shift.total_seconds()) < 60  # log lines move with the objects
-    assert human_duration(4 * 3600 + 30) == "4h" and human_duration(125) == "2m5s"
-    assert human_duration(10 * 86400) == "10d" and human_duration(3 * 86400 + 7200) == "3d2h"
-
-
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_committed_cluster_files_match_the_scenario_code(name):
-    assert json.loads((CLUSTERS / f"{name}.json").read_text()) == build(name), \
-        "regenerate with: python3 -m fixtures.kube_sim.build"
-
-
-@pytest.mark.parametrize("content, message", [
-    ("not json", "cannot read cluster file"),
-    ('{"kind": "PodList", "items": []}', "not a SimulatedCluster"),
-    ('{"kind": "SimulatedCluster", "referenceTime": "yesterday", "objects": []}', "referenceTime"),
-    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "objects": [{"kind": "Secret"}]}',
-     "supported kind"),
-    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "generate": {"replicas": 0}}',
-     "bad generate block"),
-    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "forbidden": ["events"]}',
-     "forbidden must be a list"),
-])
-def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
-    path = tmp_path / "c.json"
-    path.write_text(content)
-    with pytest.raises(ClusterFileError, match=message):
-        load_cluster(str(path))
-
-
-def _read_line(proc, deadline):
-    box = []
-    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(deadline)
-    return box[0] if box else ""
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_signal(tmp_path, sig):
-    kubeconfig, journal = tmp_path / "kc", tmp_path / "j.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "fixtures.kube_sim", "crashloop", "--port", "0",
-                             "--kubeconfig", str(kubeconfig), "--journal", str(journal)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = _read_line(proc, 20)
-        assert "http://127.0.0.1:" in line and str(kubeconfig) in line, line
-        out = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "get", "pods", "-n", "prod"],
-                             capture_output=True, text=True, timeout=60)
-        assert "CrashLoopBackOff" in out.stdout
-        assert json.loads(kubeconfig.read_text())["current-context"] == "kube-sim"
-        proc.send_signal(sig)
-        assert proc.wait(timeout=15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-def test_cli_bad_cluster_is_exit_2_with_a_message(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "fixtures.kube_sim", str(tmp_path / "none.json")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
-    assert out.returncode == 2 and "cluster file not found" in out.stderr and "Traceback" not in out.stderr
-
-
-def test_a_client_that_hangs_up_mid_answer_leaves_no_traceback(kube_sim, capfd):
+def test_a_client_that_hangs_up_mid_answer_leaves_no_traceback(shared_sim, capfd):
     """A client gone before its answer is written (a CLI that exited while its kubectl proxy
     asked) is no error of the simulator's: nothing on stderr, and the next request is served."""
-    import socket
-    from urllib.request import urlopen
-    sim = kube_sim("large")
+    sim = shared_sim("large")
     host, port = sim.url.split("//")[1].split(":")
     for _ in range(5):
         with socket.create_connection((host, int(port))) as conn:

@@ -1,7 +1,8 @@
 """The simulator's service, config, storage and quota kinds, exercised with the real kubectl.
 
 Endpoints and EndpointSlices are derived on every read: these tests check they follow the pods
-(including after a pod is deleted), never a stored copy.
+(including after a pod is deleted), never a stored copy. Tests that only read share one
+simulator per cluster (shared_sim); the one that deletes a pod starts its own.
 """
 
 import json
@@ -11,7 +12,6 @@ import urllib.request
 
 import pytest
 
-from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.endpoints import derive, resolve_port
 from fixtures.kube_sim.store import ClusterFileError, load_cluster
 
@@ -35,9 +35,8 @@ def raw(sim, path):
 
 
 @pytest.fixture(scope="module")
-def selector_sim():
-    with start_sim("service-selector") as sim:
-        yield sim
+def selector_sim(shared_sim):
+    return shared_sim("service-selector")
 
 
 def test_endpoints_follow_selectors_and_readiness(selector_sim):
@@ -63,8 +62,8 @@ def test_endpointslices_are_labelled_and_selectable_like_the_controller_writes_t
     assert "Endpoints:" in described and described.count(":8080") == 3
 
 
-def test_not_ready_pods_are_not_ready_endpoints(kube_sim):
-    sim = kube_sim("crashloop")
+def test_not_ready_pods_are_not_ready_endpoints(shared_sim):
+    sim = shared_sim("crashloop")
     ep = json.loads(ok(sim, "get", "endpoints", "checkout", "-n", "prod", "-o", "json"))
     assert [len(s.get("addresses", [])) for s in ep["subsets"]] == [0]
     assert len(ep["subsets"][0]["notReadyAddresses"]) == 2
@@ -97,14 +96,14 @@ def test_deleting_a_pod_changes_the_endpoints_at_once(kube_sim):
     ("resourcequotas", ["NAME", "AGE", "REQUEST", "LIMIT"]),
     ("limitranges", ["NAME", "CREATED", "AT"]),
 ])
-def test_table_columns_match_a_real_server(kube_sim, resource, header):
-    sim = kube_sim("quota-blocked" if resource in ("resourcequotas", "limitranges") else
+def test_table_columns_match_a_real_server(shared_sim, resource, header):
+    sim = shared_sim("quota-blocked" if resource in ("resourcequotas", "limitranges") else
                    "missing-secret" if resource == "configmaps" else "pvc-pending")
     assert ok(sim, "get", resource, "-n", "prod").splitlines()[0].split() == header
 
 
-def test_storage_values(kube_sim):
-    sim = kube_sim("pvc-pending")
+def test_storage_values(shared_sim):
+    sim = shared_sim("pvc-pending")
     claims = {r[0]: r for r in rows(ok(sim, "get", "pvc", "-n", "prod"))}
     assert claims["ledger-data"][1:3] == ["Pending", "fast-ssd"]  # no volume, capacity or modes yet
     assert claims["ledger-backups"][1] == "Bound" and claims["ledger-backups"][3:6] == ["50Gi", "RWO", "gp3"]
@@ -117,8 +116,8 @@ def test_storage_values(kube_sim):
     assert sc["kind"] == "StorageClass" and sc["provisioner"] == "ebs.csi.aws.com"
 
 
-def test_quota_values_match_the_pods(kube_sim):
-    sim = kube_sim("quota-blocked")
+def test_quota_values_match_the_pods(shared_sim):
+    sim = shared_sim("quota-blocked")
     quota = rows(ok(sim, "get", "quota", "-n", "prod"))[0]
     assert " ".join(quota[2:]).startswith("pods: 5/5, requests.cpu: 800m/4")
     pods = rows(ok(sim, "get", "pods", "-n", "prod"))
@@ -166,5 +165,5 @@ def test_derive_ignores_selectorless_services_and_finished_pods():
     ("service-selector", ("endpointslices", "-n", "prod", "-l", "kubernetes.io/service-name=checkout"),
      "AddressType:  IPv4"),
 ])
-def test_kubectl_describe_works_for_every_new_kind(kube_sim, cluster, args, expected):
-    assert expected in ok(kube_sim(cluster), "describe", *args)
+def test_kubectl_describe_works_for_every_new_kind(shared_sim, cluster, args, expected):
+    assert expected in ok(shared_sim(cluster), "describe", *args)

@@ -1,0 +1,103 @@
+"""How the simulator loads and runs: cluster files (times shifted to now, the committed files
+matching the scenario code, clear errors for bad ones) and its command line
+(`python3 -m fixtures.kube_sim`: the line it prints, serving kubectl, exit 0 on a signal, exit 2
+on a bad cluster file).
+"""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from fixtures.kube_sim.build import CLUSTERS, build
+from fixtures.kube_sim.scenarios.core import SCENARIOS
+from fixtures.kube_sim.store import ClusterFileError, load_cluster
+from fixtures.kube_sim.tables.core import human_duration
+from tests.sim.test_reads import POD
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+
+
+def test_times_are_shifted_to_now():
+    cluster = load_cluster("crashloop")
+    pod = next(o for o in cluster["objects"] if o["metadata"]["name"] == POD)
+    stored = json.loads((ROOT / "fixtures" / "clusters" / "crashloop.json").read_text())
+    ref = datetime.strptime(stored["referenceTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    created = datetime.strptime(pod["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    age = datetime.now(timezone.utc) - created.replace(tzinfo=timezone.utc)
+    assert 3.9 * 3600 < age.total_seconds() < 4.1 * 3600  # 4h old now, whatever the stored date
+    def stamp(line):
+        return datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    moved = stamp(cluster["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    original = stamp(stored["logs"][f"prod/{POD}/checkout"]["previous"][-2])
+    shift = (moved - original) - (datetime.now(timezone.utc) - ref)
+    assert abs(shift.total_seconds()) < 60  # log lines move with the objects
+    assert human_duration(4 * 3600 + 30) == "4h" and human_duration(125) == "2m5s"
+    assert human_duration(10 * 86400) == "10d" and human_duration(3 * 86400 + 7200) == "3d2h"
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_committed_cluster_files_match_the_scenario_code(name):
+    assert json.loads((CLUSTERS / f"{name}.json").read_text()) == build(name), \
+        "regenerate with: python3 -m fixtures.kube_sim.build"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("not json", "cannot read cluster file"),
+    ('{"kind": "PodList", "items": []}', "not a SimulatedCluster"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "yesterday", "objects": []}', "referenceTime"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "objects": [{"kind": "Secret"}]}',
+     "supported kind"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "generate": {"replicas": 0}}',
+     "bad generate block"),
+    ('{"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z", "forbidden": ["events"]}',
+     "forbidden must be a list"),
+])
+def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    with pytest.raises(ClusterFileError, match=message):
+        load_cluster(str(path))
+
+
+def _read_line(proc, deadline):
+    box = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(deadline)
+    return box[0] if box else ""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_cli_prints_its_line_serves_kubectl_and_exits_0_on_signal(tmp_path, sig):
+    kubeconfig, journal = tmp_path / "kc", tmp_path / "j.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "fixtures.kube_sim", "crashloop", "--port", "0",
+                             "--kubeconfig", str(kubeconfig), "--journal", str(journal)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = _read_line(proc, 20)
+        assert "http://127.0.0.1:" in line and str(kubeconfig) in line, line
+        out = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "get", "pods", "-n", "prod"],
+                             capture_output=True, text=True, timeout=60)
+        assert "CrashLoopBackOff" in out.stdout
+        assert json.loads(kubeconfig.read_text())["current-context"] == "kube-sim"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def test_cli_bad_cluster_is_exit_2_with_a_message(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "fixtures.kube_sim", str(tmp_path / "none.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "cluster file not found" in out.stderr and "Traceback" not in out.stderr
