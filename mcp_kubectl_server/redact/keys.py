@@ -51,6 +51,10 @@ _ERROR_WORDS = ("unexpected|failed|failure|error|unable|cannot|could|invalid|una
                 "forbidden|denied|missing|expired|not|no|timeout|timed|refused|rejected|bad")
 _ERROR_PROSE = re.compile(rf"(?:{_ERROR_WORDS}) [a-z]{{2,12}} [a-z]{{2,12}}\b"
                           r"|[1-5][0-9]{2} [A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
+# After a strong key's `KEY: first-word`, the words up to the line's end are the rest of the
+# value (a YAML scalar runs to the end of its line: `password: correct horse battery staple`),
+# until a word that starts another pair (`user=bob`, `host:`), a comment (` #`) or punctuation.
+_PHRASE_REST = re.compile(r"(?:[ \t]+(?![^\s=:]+[=:])[^\s\"',;&)}\]<#]+)*")
 _SET = re.compile(r"\bset[ \t]+$")
 _NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
 
@@ -154,7 +158,7 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
     bare = _BARE.match(text, start)
     if not bare or (weak and not secret_value(bare.group(0))):
         return None
-    return bare.end(), MASK
+    return (_PHRASE_REST.match(text, bare.end()).end() if colon and not weak else bare.end()), MASK
 
 
 def _spaced_form(text, match, key):

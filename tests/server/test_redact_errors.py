@@ -33,6 +33,20 @@ def test_values_next_to_the_same_words_are_still_hidden(text, hidden):
     assert hidden not in out and MASK in out
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("password: correct horse battery staple", "password: " + MASK),
+    ("  db_password: correct horse battery staple  # rotated monthly",
+     "  db_password: " + MASK + "  # rotated monthly"),
+    ("password: hunter2 user=bob host: db", "password: " + MASK + " user=bob host: db"),
+    ("secret: orange lemon tree, region=eu", "secret: " + MASK + ", region=eu"),
+    ("DB_PASSWORD=hunter2 connecting", "DB_PASSWORD=" + MASK + " connecting"),  # `=`: one word
+])
+def test_a_passphrase_after_a_colon_is_hidden_whole(text, expected):
+    """A YAML scalar runs to the end of its line: every word of `password: a b c` is the value,
+    up to a word that starts another pair, a comment or punctuation."""
+    assert redact(text) == expected
+
+
 @pytest.mark.parametrize("text", [
     "token: failed to refresh credentials",
     "oauth token: unexpected status from POST https://id.example.com/token: 403 Forbidden",
