@@ -16,12 +16,19 @@ check:
 
 # The test-only tools (tests/requirements.txt, exact versions) go into a project venv, so a
 # system Python that refuses pip installs (PEP 668) is left alone; pip runs only when the file
-# differs from the copy kept in .venv at the last install.
+# differs from the copy kept in .venv at the last install. When $(PYTHON)'s own pip can install
+# into another interpreter (--python, pip 22.3 and later) the venv gets no pip of its own:
+# bootstrapping one cost more CPU than the whole install. The file pins every dependency, so pip
+# resolves nothing (--no-deps), and bytecode is left to the first import (--no-compile).
+PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check -r tests/requirements.txt
 test-deps: check
 	@cmp -s tests/requirements.txt .venv/requirements.txt 2>/dev/null || { \
 		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
-		{ [ -x .venv/bin/python ] || $(PYTHON) -m venv .venv; } && \
-		.venv/bin/python -m pip install --quiet -r tests/requirements.txt && \
+		{ [ -x .venv/bin/python ] || $(PYTHON) -m venv --without-pip .venv; } && \
+		if [ ! -x .venv/bin/pip ] && $(PYTHON) -m pip --python .venv/bin/python --version >/dev/null 2>&1; then \
+			$(PYTHON) -m pip --python .venv/bin/python $(PIP_INSTALL); \
+		else { [ -x .venv/bin/pip ] || .venv/bin/python -m ensurepip --default-pip >/dev/null; } && \
+			.venv/bin/python -m pip $(PIP_INSTALL); fi && \
 		cp tests/requirements.txt .venv/requirements.txt; }
 
 # The metrics tests run the real Prometheus server and its promtool: Debian's prometheus package
