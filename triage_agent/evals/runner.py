@@ -113,42 +113,12 @@ def read_jsonl(path):
     return [e for e in entries if isinstance(e, dict)]
 
 
-def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator):
-    """Run one scenario once through the real CLI against kube_sim and grade it. `simulator`
-    (cluster path, temp dir) -> an object like Simulator: a test may run it in its own process."""
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="triage-eval-") as tmp:
-        sim = simulator(grade.resolve(scenario["cluster"]), tmp)
-        try:
-            sim.wait_ready()
-            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, model)
-            journal = sim.journal_entries()
-        except SimError as exc:
-            exit_code, stdout, stderr, journal = None, "", str(exc), []
-        finally:
-            sim.stop()
-        audit = read_jsonl(Path(tmp, "audit.jsonl"))
-    outcome = _parse_outcome(stdout)
-    checks = grade.grade(grade.expectations(scenario, live=live), exit_code=exit_code,
-                         outcome=outcome, namespaces=scenario["namespaces"], journal=journal,
-                         audit=audit)
-    outcome = outcome or {}
-    return RunResult(scenario=scenario["name"], run=run, checks=checks, exit_code=exit_code,
-                     tool_calls=outcome.get("tool_calls") or 0, usage=outcome.get("usage") or {},
-                     cost=outcome.get("cost_usd"), seconds=time.monotonic() - started,
-                     model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:])
-
-
-def _run_cli(scenario, sim, tmp, live, model=None):
-    """(exit code or None, stdout, stderr); a timeout or ^C kills the CLI and its MCP server."""
-    argv = cli_argv(scenario, kubeconfig=sim.kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
-                    live=live, prometheus_url=sim.prometheus_url, model=model)
-    # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
-    env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
+def run_command(argv, *, env, timeout):
+    """(exit code or None, stdout, stderr) of `argv` from the project root; a timeout or ^C
+    kills the CLI and its MCP server."""
     proc = subprocess.Popen(argv, cwd=grade.PROJECT_ROOT, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
-    timeout = LIVE_TIMEOUT if live else REPLAY_TIMEOUT
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -173,6 +143,44 @@ def _kill_group(proc, *, grace=10.0):
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator,
+                 cli=run_command):
+    """Run one scenario once through the real CLI against kube_sim and grade it. `simulator`
+    (cluster path, temp dir) -> an object like Simulator, and `cli` (argv, env=, timeout=) ->
+    (exit code or None, stdout, stderr) like run_command: a test may run either in its own
+    process."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="triage-eval-") as tmp:
+        sim = simulator(grade.resolve(scenario["cluster"]), tmp)
+        try:
+            sim.wait_ready()
+            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, model, cli)
+            journal = sim.journal_entries()
+        except SimError as exc:
+            exit_code, stdout, stderr, journal = None, "", str(exc), []
+        finally:
+            sim.stop()
+        audit = read_jsonl(Path(tmp, "audit.jsonl"))
+    outcome = _parse_outcome(stdout)
+    checks = grade.grade(grade.expectations(scenario, live=live), exit_code=exit_code,
+                         outcome=outcome, namespaces=scenario["namespaces"], journal=journal,
+                         audit=audit)
+    outcome = outcome or {}
+    return RunResult(scenario=scenario["name"], run=run, checks=checks, exit_code=exit_code,
+                     tool_calls=outcome.get("tool_calls") or 0, usage=outcome.get("usage") or {},
+                     cost=outcome.get("cost_usd"), seconds=time.monotonic() - started,
+                     model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:])
+
+
+def _run_cli(scenario, sim, tmp, live, model, cli):
+    """(exit code or None, stdout, stderr) of the scenario's CLI command, run by `cli`."""
+    argv = cli_argv(scenario, kubeconfig=sim.kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
+                    live=live, prometheus_url=sim.prometheus_url, model=model)
+    # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
+    env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
+    return cli(argv, env=env, timeout=LIVE_TIMEOUT if live else REPLAY_TIMEOUT)
 
 
 def _parse_outcome(stdout):

@@ -1,10 +1,11 @@
 """The evaluator end to end: every scenario passes through kube_sim and the real CLI, and the
 command line (exit codes, --runs pass^N, --min-pass, --results JSONL, --json, --live) behaves.
 
-Each scenario run is real: `python3 -m triage_agent ... --replay` against kube_sim with real
-kubectl and the real MCP server, then the grader. The per-scenario tests run the simulator in this
-process (it is the cluster, not what they test); the command-line tests run the evaluator as
-`make eval` does, with its simulator subprocess.
+Each scenario run is real: the triage CLI's `... --replay` against kube_sim with real kubectl and
+the real MCP server, then the grader. The per-scenario tests run the simulator and the CLI in
+this process (the cluster and the agent, not the processes around them, are what they test:
+tests/support/cli_here.py says what that leaves out); the command-line tests run the evaluator as
+`make eval` does, with its simulator and `python3 -m triage_agent` subprocesses.
 """
 
 import io
@@ -16,6 +17,7 @@ import sys
 import pytest
 
 from fixtures.kube_sim.sim import Simulator
+from tests.support.cli_here import run_cli_here
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
 from triage_agent.evals import runner as evaluate, grade, scorecard
@@ -58,9 +60,20 @@ class SimulatorHere:
         self.sim.stop()
 
 
+def cli_here(argv, *, env, timeout):
+    """runner.run_command's surface over the triage CLI called in this process."""
+    assert argv[:3] == [sys.executable, "-m", "triage_agent"], argv
+    try:
+        out = run_cli_here(argv[3:], env=env, cwd=ROOT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", f"triage CLI timed out after {timeout:.0f} s"
+    return out.returncode, out.stdout, out.stderr
+
+
 @pytest.mark.parametrize("name", grade.scenario_names())
 def test_every_scenario_passes_end_to_end(name):
-    result = evaluate.run_scenario(grade.load_scenario(name), simulator=SimulatorHere)
+    result = evaluate.run_scenario(grade.load_scenario(name), simulator=SimulatorHere,
+                                   cli=cli_here)
     problems = [f"{c.name}: {c.detail}" for c in result.checks if not c.passed]
     assert result.passed, (problems, result.stderr_tail)
     assert result.exit_code == 0 and result.tool_calls >= 1 and result.cost > 0
