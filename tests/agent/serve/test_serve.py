@@ -18,7 +18,7 @@ import pytest
 
 from fixtures.http_thread import ServerThread
 from tests.support.fake_messages_api import SMALL_USAGE, response, tool_use
-from tests.agent.cli.test_cli import REPLAY, ROOT
+from tests.agent.cli.test_cli import REPLAY, ROOT, run_cli_here
 from triage_agent.serve import endpoints, runs
 from triage_agent.serve import service as serve
 
@@ -280,9 +280,7 @@ def test_forward_posts_each_outcome_once_and_records_a_target_that_keeps_failing
     (["--namespaces", "prod", "symptom text"], "not a run option for serve"),
 ])
 def test_serve_options_that_cannot_work_exit_2(argv, message):
-    done = subprocess.run([sys.executable, "-m", "triage_agent", "serve", "--replay",
-                           str(REPLAY / "crashloop.json"), *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=30)
+    done = run_cli_here("serve", "--replay", str(REPLAY / "crashloop.json"), *argv, timeout=30)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
