@@ -14,7 +14,8 @@ again, and fd 1 is the test's again (terminal.silence_stdout points it at /dev/n
 write to stdout fails). SystemExit becomes the exit code. Any other exception is not turned
 into exit 1 and a traceback on stderr: it propagates, and the test fails on it. `timeout`
 raises subprocess.TimeoutExpired from a SIGALRM timer (main thread only), after the CLI's own
-cleanup ran.
+cleanup ran. A ^C typed at the test run during a call ends the CLI's run (exit 130), as it would
+end the process's, not the test run.
 
 What this does not prove, so the tests of it start the real `python3 -m triage_agent`: a fresh
 interpreter, __main__'s flush and os._exit, fds 0/1/2 of its own (here nothing is a terminal,
