@@ -43,7 +43,7 @@ def test_a_single_megabyte_line_is_cut_inside_the_line():
 
 
 def test_binary_looking_text_stays_valid_text():
-    noise = bytes(random.Random(7).randrange(256) for _ in range(200 * KB)).decode("latin-1")
+    noise = random.Random(7).randbytes(200 * KB).decode("latin-1")
     capped = context.cap_result(noise, 8192)
     capped.text.encode("utf-8")            # no lone surrogates, nothing that cannot be sent
     assert capped.cut and capped.full_bytes == len(noise.encode("utf-8"))
