@@ -4,6 +4,7 @@ proxy, checked against what `kubectl describe pod` prints for the same pods on t
 kubectl shows Node-Selectors, Tolerations, Topology Spread Constraints, Priority, the Service Account
 and the node; the tool must say the same values (and adds affinity, the preemption policy and the
 why-not line kubectl lacks).
+The node-selector tests share one server (conftest's shared_serve).
 """
 
 import json
@@ -39,8 +40,8 @@ def scheduling(text):
 
 
 @pytest.mark.parametrize("pod", [STUCK, "mailer-7d5b9c6f8c-r7k2m"])
-def test_describe_pod_says_what_kubectl_describe_says(serve, pod):  # noqa: F811
-    server, sim = serve("node-selector")
+def test_describe_pod_says_what_kubectl_describe_says(shared_serve, pod):  # noqa: F811
+    server, sim = shared_serve("node-selector")
     text, is_error = server.call("describe_pod", {"namespace": "prod", "name": pod})
     assert not is_error, text
     ours, theirs = scheduling(text), kubectl_describe(sim, pod)
@@ -65,17 +66,15 @@ def test_describe_pod_says_what_kubectl_describe_says(serve, pod):  # noqa: F811
         assert "/api/v1/nodes" in {r["path"].split("?")[0] for r in sim.requests}
     else:
         assert "why not placed" not in ours
-    assert server.close() == 0
 
 
-def test_the_workload_template_and_its_change_say_the_pin(serve):  # noqa: F811
-    server, _ = serve("node-selector")
+def test_the_workload_template_and_its_change_say_the_pin(shared_serve):  # noqa: F811
+    server, _ = shared_serve("node-selector")
     text, is_error = server.call("describe_workload", {"namespace": "prod", "kind": "Deployment", "name": "mailer"})
     assert not is_error, text
     assert "change scheduling node selector: none -> kubernetes.io/hostname=node-d" in text.splitlines()
     assert "template scheduling node selector: kubernetes.io/hostname=node-d" in text.splitlines()
     assert "template scheduling tolerations: dedicated=mail:NoSchedule" in text.splitlines()
-    assert server.close() == 0
 
 
 def test_unreadable_nodes_are_said_and_the_rest_stays(serve, tmp_path):  # noqa: F811

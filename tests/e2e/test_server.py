@@ -2,7 +2,8 @@
 
 Every tool against every scenario's planted failure; the simulator's request log shows only GETs
 inside the allowed namespaces; its journal stays empty (nothing was written); secrets never come
-out; the large namespace stays bounded.
+out; the large namespace stays bounded. The planted-failure cases share one server per cluster
+(conftest's shared_serve).
 """
 
 import copy
@@ -24,6 +25,12 @@ SECRETS = ("hunter2-prod", "AKIA", "eyJhbGciOi")
 def serve(serve):
     """The shared factory (conftest.py), with default and prod allowed unless a test says."""
     return lambda cluster, namespaces="default,prod": serve(cluster, namespaces=namespaces)
+
+
+@pytest.fixture
+def shared_serve(shared_serve):
+    """The module's shared servers (conftest.py), with the same default namespaces."""
+    return lambda cluster, namespaces="default,prod": shared_serve(cluster, namespaces=namespaces)
 
 
 def ok(server, tool, arguments):
@@ -93,13 +100,12 @@ def test_crashloop_every_tool(serve):
      "FailedScheduling"),
     ("pending", "reports", "phase=Pending", "get_logs", {}, "has never started"),
 ])
-def test_planted_failure_is_visible(serve, cluster, app, pod_fact, tool, extra, fact):
-    server, sim = serve(cluster)
+def test_planted_failure_is_visible(shared_serve, cluster, app, pod_fact, tool, extra, fact):
+    server, sim = shared_serve(cluster)
     pods = ok(server, "get_pods", {"namespace": "prod", "selector": f"app={app}"})
     assert pod_fact in pods.splitlines()[1]
     text = ok(server, tool, {"namespace": "prod", "name": first_pod(pods), **extra})
     assert fact in text
-    server.close()
     assert sim.journal_entries() == []
 
 

@@ -1,6 +1,8 @@
 """End to end for the workload and node tools and the grown pod tools: the server as a subprocess,
 real kubectl, the simulator's workload and node incidents. Scope, argument checks and the
-read-only journal are checked on the way."""
+read-only journal are checked on the way.
+The rollout-stuck tests share one server (conftest's shared_serve).
+"""
 
 import json
 import re
@@ -25,8 +27,8 @@ def ok(server, tool, arguments):
     return text
 
 
-def test_rollout_stuck_workloads_and_describe(serve):
-    server, sim = serve("rollout-stuck")
+def test_rollout_stuck_workloads_and_describe(shared_serve):
+    server, sim = shared_serve("rollout-stuck")
     listed = ok(server, "get_workloads", {"namespace": "prod"})
     assert listed.splitlines()[1].startswith("Deployment/payments desired=3 updated=1 ready=3 available=3 "
                                              "unhealthy: Progressing=False reason=ProgressDeadlineExceeded")
@@ -38,12 +40,11 @@ def test_rollout_stuck_workloads_and_describe(serve):
                  "hpa hpa=payments min=3 max=6", "pod payments-5d8c7b6f4c-b6v3z phase=Running ready=0/1",
                  "event ", "Deployment/payments"):
         assert fact in described, fact
-    assert server.close() == 0
     assert sim.journal_entries() == []
 
 
-def test_statefulset_and_daemonset_revisions(serve):
-    server, _ = serve("rollout-stuck")
+def test_statefulset_and_daemonset_revisions(shared_serve):
+    server, _ = shared_serve("rollout-stuck")
     sts = ok(server, "describe_workload", {"namespace": "prod", "kind": "StatefulSet", "name": "payments-cache"})
     assert "revision 2 ControllerRevision/payments-cache-7b5c9d8f6c" in sts and "pod payments-cache-1 " in sts
     ds = ok(server, "describe_workload", {"namespace": "prod", "kind": "DaemonSet", "name": "node-exporter"})
@@ -94,8 +95,8 @@ def test_no_cluster_tools_flag_against_a_cluster(serve):
     assert ok(server, "get_workloads", {"namespace": "prod"}).startswith("workloads in namespace prod")
 
 
-def test_every_namespaced_tool_refuses_a_namespace_outside_the_scope(serve):
-    server, _ = serve("rollout-stuck")
+def test_every_namespaced_tool_refuses_a_namespace_outside_the_scope(shared_serve):
+    server, _ = shared_serve("rollout-stuck")
     for tool, args in (("get_workloads", {}), ("describe_workload", {"kind": "Deployment", "name": "coredns"}),
                        ("get_pods", {}), ("get_events", {"type": "Warning"})):
         text, is_error = server.call(tool, dict(args, namespace="kube-system"))

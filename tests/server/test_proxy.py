@@ -1,4 +1,4 @@
-"""The kubectl proxy child: what its filters let through, its socket, its restarts, its end.
+"""The kubectl proxy child: what its filters let through (its life: test_proxy_life.py).
 
 Every case runs the real `kubectl proxy` against the simulator and talks to the unix socket with
 a raw HTTP client, as anything on this machine could: writes and out-of-scope paths must be
@@ -6,20 +6,14 @@ refused by the proxy itself (403 "Forbidden", never forwarded: the simulator's r
 it), so read-only holds even if the server's own client were wrong.
 """
 
-import os
-import signal
-import stat
-import subprocess
-import sys
-import tempfile
-
 import pytest
 
 from mcp_kubectl_server.read.proxy import accept_paths
-from mcp_kubectl_server.read.reader import ReadError, Reader
+from mcp_kubectl_server.read.reader import Reader
 from mcp_kubectl_server.read.unixhttp import UnixHTTPConnection
-from tests.support.api_stub import ApiStub, wait_for
-from tests.support.server_support import ServerProcess
+from fixtures.kube_sim.sim import start_sim
+from tests.support.api_stub import ApiStub
+from tests.support.server_support import SimView
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
 OUT_OF_SCOPE = [
@@ -77,6 +71,16 @@ def reader(kube_sim):
     reader.close()
 
 
+@pytest.fixture(scope="module")
+def shared_reader():
+    """One reader (and proxy) over one crashloop simulator for the tests that only send requests."""
+    with start_sim("crashloop") as sim:
+        reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), timeout=10)
+        reader.get_json("/version")  # starts the proxy
+        yield reader, sim
+        reader.close()
+
+
 def raw(reader, method, path):
     """(status, body) of one request on a fresh connection to the proxy's socket."""
     conn = UnixHTTPConnection(reader.proxy.socket_path, timeout=10)
@@ -93,8 +97,8 @@ def forwarded(sim, path):
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "get", "GETX"])
-def test_the_proxy_refuses_every_method_but_get(reader, method):
-    reader, sim = reader
+def test_the_proxy_refuses_every_method_but_get(shared_reader, method):
+    reader, sim = shared_reader[0], SimView(shared_reader[1])  # the requests from here on
     path = f"/api/v1/namespaces/prod/pods/{POD}"
     status, body = raw(reader, method, path)
     assert status == 403 and body in (b"Forbidden\n", b"")
@@ -216,102 +220,6 @@ def test_the_reader_reads_a_secret_only_through_get_secret_and_only_when_told(ku
     assert [r["path"] for r in sim.requests if "secrets" in r["path"]] == [path]
 
 
-def test_the_socket_directory_is_private_and_removed_at_close(reader):
-    reader, _ = reader
-    directory = os.path.dirname(reader.proxy.socket_path)
-    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
-    assert stat.S_ISSOCK(os.stat(reader.proxy.socket_path).st_mode)
-    pid = reader.proxy.proc.pid
-    reader.close()
-    assert not os.path.exists(directory)
-    assert not _alive(pid)
-
-
-def test_a_proxy_killed_between_two_calls_is_started_again(reader):
-    reader, _ = reader
-    first = reader.proxy.proc.pid
-    os.killpg(first, signal.SIGKILL)
-    reader.proxy.proc.wait()
-    assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
-    assert reader.proxy.starts == 2 and reader.proxy.proc.pid != first
-
-
-def _fake_kubectl(tmp_path, body):
-    script = tmp_path / "kubectl"
-    script.write_text(f"#!{sys.executable}\nimport os, socket, sys\n"
-                      "path = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--unix-socket='))\n"
-                      + body)
-    script.chmod(0o755)
-    return str(script)
-
-
-def test_a_proxy_that_keeps_dying_is_an_error_with_its_stderr(tmp_path):
-    # Starts, listens, and dies at the first request it gets, every time it is started.
-    kubectl = _fake_kubectl(tmp_path, (
-        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1)\n"
-        "print('Starting to serve on', path, flush=True)\n"
-        "s.accept()\nsys.stderr.write('panic: runtime error: the proxy broke\\n'); sys.exit(2)\n"))
-    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
-    try:
-        with pytest.raises(ReadError) as caught:
-            reader.get_json("/version")
-        assert reader.proxy.starts == 2
-        assert str(caught.value) == ("the kubectl proxy exited (code 2) and exited again after one restart:"
-                                     " panic: runtime error: the proxy broke; the operator should check"
-                                     " kubectl and the cluster connection")
-    finally:
-        reader.close()
-
-
-def test_a_proxy_that_cannot_start_says_why(kube_sim, tmp_path):
-    sim = kube_sim("healthy")
-    reader = Reader(kubeconfig=sim.kubeconfig, context="no-such-context", namespaces=("prod",))
-    with pytest.raises(ReadError, match=r'exited at start \(code 1\): error: context "no-such-context" '
-                                        r"does not exist; the operator should check --kubectl"):
-        reader.get_json("/version")
-    reader.close()
-    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
-    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
-        missing.get_json("/version")
-    missing.close()
-
-
-def _proxies(marker):
-    """pids of running kubectl proxies whose command line mentions `marker`."""
-    out = subprocess.run(["ps", "-ww", "-eo", "pid=,stat=,args="], capture_output=True, text=True,
-                         timeout=10).stdout
-    return [int(line.split()[0]) for line in out.splitlines()
-            if marker in line and " proxy " in line and not line.split()[1].startswith("Z")]
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as status:  # a zombie (dead, not yet reaped) counts as gone
-        return status.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
-@pytest.mark.parametrize("how, code", [("eof", 0), ("sigterm", 143), ("sighup", 129), ("sigint", 130),
-                                       ("sigkill", -9)])
-def test_no_proxy_outlives_the_server(kube_sim, how, code):
-    sim = kube_sim("crashloop")
-    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
-    server.initialize()
-    assert not server.call("get_pods", {"namespace": "prod"})[1]
-    [pid] = _proxies(sim.kubeconfig)
-    if how == "eof":
-        assert server.close() == code
-    else:
-        if how == "sigkill" and not sys.platform.startswith("linux"):
-            pytest.skip("the parent-death signal is Linux only")
-        server.proc.send_signal(getattr(signal, how.upper()))
-        assert server.proc.wait(timeout=10) == code
-    assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
-    assert _proxies(sim.kubeconfig) == []
-
-
 @pytest.mark.parametrize("namespaces", [(), ("prod", ".*"), ("prod|kube-system",), ("a,b",), ("",)])
 def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
     with pytest.raises(ValueError):
@@ -331,64 +239,5 @@ def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_si
         for name in ("proxy", "exec", "secrets"):  # objects so named are not subresources
             assert raw(reader, "GET", f"/api/v1/namespaces/prod/pods/{name}")[0] == 404
         assert raw(reader, "GET", "/api/v1/namespaces/kube-system/pods")[0] == 200  # only layer 3 stops this
-    finally:
-        reader.close()
-
-
-def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
-    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
-    try:
-        reader.prepare()
-        assert reader.proxy.proc is not None and reader.proxy.starts == 1
-        assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
-        reader.prepare()  # a running proxy is left alone
-        assert reader.proxy.starts == 1
-    finally:
-        reader.close()
-    missing = Reader(str(tmp_path / "nope"), namespaces=("prod",))
-    missing.prepare()  # nothing to say yet: the first read says it
-    with pytest.raises(ReadError, match="kubectl is not installed or not found at"):
-        missing.get_json("/version")
-    missing.close()
-
-
-def test_the_server_launches_its_proxy_when_it_starts_serving(kube_sim):
-    sim = kube_sim("crashloop")
-    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
-    try:  # before any request: its start overlaps the server's own and the client's handshake
-        assert wait_for(lambda: len(_proxies(sim.kubeconfig)) == 1)
-        server.initialize()
-        assert not server.call("get_pods", {"namespace": "prod"})[1]
-        assert len(_proxies(sim.kubeconfig)) == 1
-    finally:
-        server.close()
-
-
-def test_no_writable_temp_dir_is_a_clear_error(kube_sim, tmp_path, monkeypatch):
-    sim = kube_sim("healthy")
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
-    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
-    with pytest.raises(ReadError, match="cannot make a private directory for the proxy's socket in"):
-        reader.get_json("/version")
-    reader.close()
-
-
-def test_a_kept_alive_connection_the_proxy_dropped_is_reopened_without_a_restart(tmp_path):
-    # A proxy that answers one request per connection, then closes it without saying so.
-    kubectl = _fake_kubectl(tmp_path, (
-        "s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(4)\n"
-        "print('Starting to serve on', path, flush=True)\n"
-        "while True:\n"
-        "    c, _ = s.accept()\n"
-        "    c.recv(65536)\n"
-        "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n'\n"
-        "              b'Content-Length: 15\\r\\n\\r\\n{\"kind\": \"Pod\"}')\n"
-        "    c.close()\n"))
-    reader = Reader(kubectl, namespaces=("prod",), timeout=10)
-    try:
-        for _ in range(3):
-            assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}") == {"kind": "Pod"}
-        assert reader.proxy.starts == 1 and reader.proxy.alive()
     finally:
         reader.close()
