@@ -30,6 +30,12 @@ test describes, one per name per session.
 The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
 tests/support/time_limit.py, whose hooks are imported here.
 
+Every pytest process (the xdist workers too) runs Python's cyclic garbage collector less often
+than the default (thresholds 50,000/50/50, not 700/10/10): the tests that work in-process build
+large object graphs (the large cluster's 2,000 pods, their schema shapes), and collections that
+scan the whole heap of a test process were over half of such a test's CPU. Objects are still
+freed by reference counting at once; only reference cycles wait longer.
+
 A suite started in the background by a non-interactive shell (`make test &` in a script)
 inherits SIGINT ignored, and so would every process it starts: the CLI and the server keep an
 ignored signal ignored (as under nohup), and the tests that send ^C would wait for nothing.
@@ -38,6 +44,7 @@ workers too), so the children start with it.
 """
 
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -50,9 +57,12 @@ from tests.support.server_support import ServerProcess, SimView
 from tests.support import time_limit
 from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
 
+GC_THRESHOLDS = (50_000, 50, 50)
+
 
 def pytest_configure(config):
     time_limit.pytest_configure(config)
+    gc.set_threshold(*GC_THRESHOLDS)  # see the module docstring
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # see the module docstring
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

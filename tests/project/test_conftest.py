@@ -1,8 +1,10 @@
 """tests/conftest.py gives SIGINT back to the processes the tests start, even when the suite
 itself was started with SIGINT ignored (in the background of a non-interactive shell): the
-^C tests of the CLI and the server depend on it. And its shared_sim, the simulators read-only
+^C tests of the CLI and the server depend on it. It makes the garbage collector of every
+pytest process run less often. And its shared_sim, the simulators read-only
 tests share, refuses to hand out one that a test wrote to."""
 
+import gc
 import os
 import signal
 import subprocess
@@ -10,6 +12,8 @@ import sys
 import urllib.request
 
 import pytest
+
+from tests.conftest import GC_THRESHOLDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,6 +34,10 @@ def test_a_suite_started_with_sigint_ignored_gives_it_back():
                           cwd=ROOT, env=env, preexec_fn=ignore_sigint, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_test_process_collects_garbage_less_often():
+    assert gc.get_threshold() == GC_THRESHOLDS and GC_THRESHOLDS[0] > 700
 
 
 def test_a_server_that_ended_or_has_a_reply_pending_is_not_settled(kube_sim):
