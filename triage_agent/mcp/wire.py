@@ -59,6 +59,7 @@ class StdioPeer:
         self._tail_cut = False
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
+        self._stdout_closed = threading.Event()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, cwd=cwd,
                                      start_new_session=True)
@@ -136,6 +137,7 @@ class StdioPeer:
                     self._inbox.put(message)
         except (OSError, ValueError):
             pass
+        self._stdout_closed.set()
         self._inbox.put(_EOF)
 
     def _read_stderr(self):
@@ -152,8 +154,10 @@ class StdioPeer:
 
     def stderr_tail(self) -> str:
         """The last few KiB the child wrote to stderr."""
-        if self.proc.poll() is not None:
-            self._stderr_thread.join(1.0)  # an exited child's last words may still be in the pipe
+        if self._stdout_closed.is_set() or self.proc.poll() is not None:
+            # an exiting child's last words may still be in the pipe: its stdout closes before
+            # it has exited, and before the stderr reader has read what it wrote last
+            self._stderr_thread.join(1.0)
         text = b"".join(list(self._tail)).decode("utf-8", "replace")
         if self._tail_cut or len(text) > STDERR_TAIL_BYTES:
             # the cut's first line is a piece: a piece of a secret would pass the redactor

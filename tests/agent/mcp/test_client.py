@@ -110,6 +110,24 @@ def test_server_that_dies_at_start_is_an_error_with_its_stderr(make):
     assert "fatal: cannot load configuration" in str(caught.value)
 
 
+LAST_WORDS = r'''
+import os, sys, time
+os.close(1)       # stdout ends first: the client sees the server gone
+time.sleep(0.2)   # while it is still on its way out (the window a busy machine opens)
+sys.exit("fatal: cannot read /etc/triage/server.yaml")
+'''
+
+
+def test_the_last_words_of_a_server_on_its_way_out_reach_the_error(tmp_path):
+    script = tmp_path / "last_words.py"
+    script.write_text(LAST_WORDS)
+    client = McpStdioClient([sys.executable, str(script)], start_timeout=10, close_timeout=2)
+    with pytest.raises(McpError) as failed:
+        client.start()
+    client.close()
+    assert "cannot read /etc/triage/server.yaml" in str(failed.value)
+
+
 def test_missing_command_is_a_clear_error(make, tmp_path):
     client = McpStdioClient([str(tmp_path / "no-such-server")])
     with pytest.raises(McpError, match="cannot start MCP server"):
