@@ -2,18 +2,18 @@
 (tests/support/api_stub.py) through the real kubectl proxy.
 
 Covers framing, lifecycle, error codes, notifications, hostile lines, argument injection (nothing
-reaches the API server), request shapes, redaction of tool output, audit lines, timeouts and
-cancellation.
+reaches the API server), request shapes, redaction of tool output, audit lines, and the command
+line's refusals (in process). Reads that stop (timeouts, cancellation, caps) are
+test_stopped_reads.py's.
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.api_stub import ApiStub, Rule
-from tests.support.server_support import ROOT, ServerProcess
+from tests.support.server_support import ServerProcess
+from mcp_kubectl_server.__main__ import main as server_main
 from mcp_kubectl_server.tools.pods import MARGIN_LINES, READ_LIMIT_BYTES
 
 POD_LIST = json.dumps({"kind": "PodList", "items": []})
@@ -189,36 +189,6 @@ def test_many_requests_written_at_once_each_get_one_reply(server, api):
     assert len(listed) == 20   # (an empty list also reads the Namespace: does prod exist?)
 
 
-def test_stdin_closed_mid_request_and_mid_line():
-    with ApiStub([Rule("/pods", body=json.loads(POD_LIST), delay=0.3)]) as slow:
-        server = serve(slow, "--quiet")
-        server.initialize()
-        server.send({"jsonrpc": "2.0", "id": "running", "method": "tools/call",
-                     "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
-        server.send_raw(b'{"jsonrpc": "2.0", "id": "cut", "method": "pi')  # no newline: the client died here
-        assert server.close(timeout=30) == 0
-    assert server.recv()["id"] == "running"  # the call in flight still gets its answer ...
-    assert server.recv()["error"]["code"] == -32700  # ... and the cut line a parse error
-
-
-@pytest.fixture
-def hang():
-    with ApiStub([Rule("/", hang=True)]) as stub:
-        yield stub
-
-
-def test_cancelling_a_queued_call_and_a_running_one(hang):
-    server = serve(hang, "--timeout", "300", "--quiet")
-    server.initialize()
-    for request_id in ("running", "queued"):
-        server.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                     "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
-    for request_id in ("queued", "running"):
-        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}})
-    assert server.next_reply_is_for("after-cancels")
-    assert server.close() == 0
-
-
 def test_params_and_tool_errors(server):
     server.initialize()
     assert server.request("tools/call", {"name": "delete_pod", "arguments": {}})["error"]["code"] == -32602
@@ -365,74 +335,6 @@ def test_audit_line_per_call_and_quiet(api):
     assert "audit" not in quiet.stderr_text()
 
 
-def test_missing_kubectl_and_a_cluster_that_never_answers(tmp_path, hang):
-    gone = ServerProcess("--allow-namespaces", "prod", "--kubectl", str(tmp_path / "nope"), "--quiet")
-    gone.initialize()
-    text, is_error = gone.call("get_pods", {"namespace": "prod"})
-    assert is_error and text.startswith("kubectl is not installed or not found")
-    gone.close()
-    slow = serve(hang, "--timeout", "0.3", "--quiet")
-    slow.initialize()
-    text, is_error = slow.call("get_pods", {"namespace": "prod"}, timeout=30)
-    assert is_error and text.startswith("the cluster did not answer within 0.3s and the read was stopped")
-    assert slow.close() == 0
-
-
-def test_a_body_without_end_is_stopped_at_the_cap():
-    with ApiStub([Rule("/log", endless=True)]) as endless:
-        server = serve(endless, "--timeout", "60", "--quiet")
-        server.initialize()
-        # logs stop at their own small cap (the API server ignored limitBytes here)
-        text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1"}, timeout=60)
-        assert is_error and text.startswith(f"the response passed the {READ_LIMIT_BYTES + 65536} byte cap")
-        assert server.close() == 0
-
-
-def test_describe_pod_stays_within_one_timeout():
-    pod = {"kind": "Pod", "metadata": {"name": "checkout-1", "namespace": "prod",
-                                       "ownerReferences": [{"kind": "ReplicaSet", "name": "checkout-6f8d9c7b5d"}]},
-           "spec": {"containers": [{"name": "checkout", "image": "shop/checkout:1"}]}, "status": {"phase": "Running"}}
-    with ApiStub([Rule("/pods/checkout-1", body=pod), Rule("/replicasets/", hang=True),
-                  Rule("/events", body={"items": []})]) as slow:
-        server = serve(slow, "--timeout", "0.5", "--quiet")
-        server.initialize()
-        text, is_error = server.call("describe_pod", {"namespace": "prod", "name": "checkout-1"})
-        assert server.close() == 0
-        paths = [p.split("?")[0] for p in slow.reads()]
-    assert not is_error
-    assert ("owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: the cluster did not answer"
-            " within 0.5s") in text
-    assert "Warning EventsUnavailable Pod/checkout-1 count=1: the cluster did not answer within 0.5s" in text
-    assert paths == ["/api/v1/namespaces/prod/pods/checkout-1",
-                     "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"]
-
-
-def test_cancelled_call_gets_no_reply_and_the_read_is_stopped(hang):
-    server = serve(hang, "--timeout", "300", "--quiet")
-    server.initialize()
-    server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                 "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
-    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
-    assert server.next_reply_is_for("after-cancel")  # would be "slow" (after 120 s) if not cancelled
-    assert server.close() == 0
-
-
-def test_stale_cancellations_do_not_stop_later_ones(hang):
-    # Cancellations for ids never sent, or already answered, used to pile up in a set capped at
-    # 1024, after which no cancellation was recorded at all.
-    server = serve(hang, "--timeout", "300", "--quiet")
-    server.initialize()
-    stale = [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": n}} for n in range(1100)]
-    server.send_raw("".join(json.dumps(m) + "\n" for m in stale))
-    assert server.request("ping")["result"] == {}
-    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": server.next_id}})
-    server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                 "params": {"name": "get_pods", "arguments": {"namespace": "prod"}}})
-    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
-    assert server.next_reply_is_for("after-cancel")
-    assert server.close() == 0
-
-
 @pytest.mark.parametrize("args, message", [
     ([], "--allow-namespaces"),
     (["--allow-namespaces", "Prod"], "not a valid name"),
@@ -441,8 +343,11 @@ def test_stale_cancellations_do_not_stop_later_ones(hang):
     (["--allow-namespaces", "prod", "--timeout", "soon"], "--timeout"),
     (["--allow-namespaces", "prod", "--context=-x"], "--context"),
 ])
-def test_bad_options_exit_2_without_traceback(args, message):
-    done = subprocess.run([sys.executable, "-m", "mcp_kubectl_server", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2
-    assert message in done.stderr and "Traceback" not in done.stderr
+def test_bad_options_exit_2_without_traceback(args, message, capsys):
+    # In process: the options are refused before anything starts (a process's exit 2 for bad
+    # options: test_metrics_e2e.test_bad_prometheus_options_exit_2)
+    with pytest.raises(SystemExit) as done:
+        server_main(args)
+    stderr = capsys.readouterr().err
+    assert done.value.code == 2
+    assert message in stderr and "Traceback" not in stderr

@@ -1,7 +1,8 @@
 """The reader: GET over the proxy's socket, pages, caps, error texts, timeouts and interruption.
 
 In process, against the simulator (real-shaped clusters) or the scripted API server (answers a
-cluster should not give), always through the real kubectl proxy.
+cluster should not give), always through the real kubectl proxy. The error-answer tests share
+one stub and one reader (`answering`), each test setting the stub's answers.
 """
 
 import socket
@@ -30,6 +31,28 @@ def open_reader():
     yield start
     for reader in readers:
         reader.close()
+
+
+@pytest.fixture(scope="module")
+def _stub_and_reader():
+    with ApiStub([]) as api:
+        reader = Reader(kubeconfig=api.kubeconfig, namespaces=("prod", "bulk"), timeout=10)
+        yield api, reader
+        reader.close()
+
+
+@pytest.fixture
+def answering(_stub_and_reader):
+    """answering(*rules) -> (the module's reader, reads): its stub answers with `rules` for this
+    test, and reads() lists the GETs it got since (the test's own)."""
+    api, reader = _stub_and_reader
+
+    def start(*rules):
+        api.rules, since = list(rules), len(api.requests)
+        return reader, lambda: api.reads(since=since)
+
+    yield start
+    api.rules = []
 
 
 def test_list_follows_limit_and_continue(kube_sim, open_reader):
@@ -97,11 +120,10 @@ def test_only_api_paths_are_read(path, open_reader, tmp_path):
      "the API server failed (500 InternalError): etcdserver: request timed out; try again later"),
     (Rule("/pods", text="{not json"), f"the API server answered {PODS} with a body that is not JSON: {{not json"),
 ])
-def test_error_answers_become_one_line_with_a_next_step(rule, expected, open_reader):
-    with ApiStub([rule]) as api:
-        reader = open_reader(api.kubeconfig)
-        with pytest.raises(ReadError) as caught:
-            reader.list_json(PODS)
+def test_error_answers_become_one_line_with_a_next_step(rule, expected, answering):
+    reader, _ = answering(rule)
+    with pytest.raises(ReadError) as caught:
+        reader.list_json(PODS)
     assert str(caught.value) == expected
     assert caught.value.status == (None if rule.status == 200 else rule.status)
 
@@ -157,12 +179,11 @@ def test_interrupt_stops_a_read_at_once_and_the_next_read_works(open_reader):
         assert reader.proxy.starts == 1
 
 
-def test_a_cancelled_call_reads_nothing_more(open_reader):
-    with ApiStub([Rule("/pods", body={"kind": "Pod"})]) as api:
-        reader = open_reader(api.kubeconfig)
-        with pytest.raises(CancelledError):
-            reader.for_call(cancelled=lambda: True).get_json(f"{PODS}/x")
-        assert api.reads() == []
+def test_a_cancelled_call_reads_nothing_more(answering):
+    reader, reads = answering(Rule("/pods", body={"kind": "Pod"}))
+    with pytest.raises(CancelledError):
+        reader.for_call(cancelled=lambda: True).get_json(f"{PODS}/x")
+    assert reads() == []
 
 
 def test_resource_path():
@@ -200,14 +221,13 @@ def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader):
         assert reader.proxy.alive() and reader.proxy.starts == 1  # left starting for the next read
 
 
-def test_error_texts_are_redacted_before_they_are_cut(open_reader):
+def test_error_texts_are_redacted_before_they_are_cut(answering):
     # A cut through the middle of a token would leave a piece the redactor no longer knows.
     secret = "ghp_" + "A1b2C3d4E5" * 4
     message = "x" * 340 + f" clone failed with token {secret} and more"  # the cut falls after it
-    with ApiStub([Rule("/pods/a", 500, status(500, "InternalError", message)),
-                  Rule("/pods/b", text="<html>" + "y" * 160 + f" token={secret}</html>")]) as api:
-        reader = open_reader(api.kubeconfig)
-        for path in (f"{PODS}/a", f"{PODS}/b"):
-            with pytest.raises(ReadError) as caught:
-                reader.get_json(path)
-            assert "[REDACTED]" in str(caught.value) and "A1b2C3" not in str(caught.value), path
+    reader, _ = answering(Rule("/pods/a", 500, status(500, "InternalError", message)),
+                          Rule("/pods/b", text="<html>" + "y" * 160 + f" token={secret}</html>"))
+    for path in (f"{PODS}/a", f"{PODS}/b"):
+        with pytest.raises(ReadError) as caught:
+            reader.get_json(path)
+        assert "[REDACTED]" in str(caught.value) and "A1b2C3" not in str(caught.value), path
