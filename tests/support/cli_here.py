@@ -19,8 +19,9 @@ end the process's, not the test run.
 
 What this does not prove, so the tests of it start the real `python3 -m triage_agent`: a fresh
 interpreter, __main__'s flush and os._exit, fds 0/1/2 of its own (here nothing is a terminal,
-and /dev/tty is the test's, as it is for a child that shares the test's session), a reader that
-closes the pipe, and signals sent from outside (test_signals, test_streams, test_gates' pty).
+and /dev/tty is the test's, as it is for a child that shares the test's session; argparse wraps
+--help to the width of the test's own stdout), a reader that closes the pipe, and signals sent
+from outside (test_signals, test_streams, test_gates' pty).
 """
 
 import contextlib
@@ -40,13 +41,15 @@ class _Timeout(BaseException):
     """Raised by the timer into the CLI; BaseException, so no `except Exception` keeps it."""
 
 
-def run_cli_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60):
-    """triage_agent.cli.main(args) here: a CompletedProcess with its exit code and output."""
-    from triage_agent import cli
+def run_cli_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60, entry=None):
+    """triage_agent.cli.main(args) here (or another command's main(argv), `entry`): a
+    CompletedProcess with its exit code and output."""
+    if entry is None:
+        from triage_agent.cli import main as entry
     stdout, stderr = _pipe_like("strict"), _pipe_like("backslashreplace")
     with _process_state(env, cwd, stdin, stdout, stderr), _timer(timeout):
         try:
-            code = cli.main(list(args))
+            code = entry(list(args))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except _Timeout:

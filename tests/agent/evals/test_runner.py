@@ -4,8 +4,9 @@ command line (exit codes, --runs pass^N, --min-pass, --results JSONL, --json, --
 Each scenario run is real: the triage CLI's `... --replay` against kube_sim with real kubectl and
 the real MCP server, then the grader. The per-scenario tests run the simulator and the CLI in
 this process (the cluster and the agent, not the processes around them, are what they test:
-tests/support/cli_here.py says what that leaves out); the command-line tests run the evaluator as
-`make eval` does, with its simulator and `python3 -m triage_agent` subprocesses.
+tests/support/cli_here.py says what that leaves out); the command-line tests that run scenarios
+run the evaluator as `make eval` does, with its simulator and `python3 -m triage_agent`
+subprocesses, and its usage errors (nothing runs) call its main() in this process.
 """
 
 import io
@@ -30,6 +31,12 @@ def run_eval(*args, timeout=180):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     return subprocess.run([sys.executable, "-m", "triage_agent.evals.runner", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, env=environ)
+
+
+def run_eval_here(*args, timeout=30):
+    """run_eval's command called in this process (its usage errors: nothing runs)."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout, entry=evaluate.main)
 
 
 def failing_scenario(tmp_path):
@@ -137,7 +144,7 @@ def test_min_pass_decides_the_exit_code(min_pass, code, capsys):
 
 
 def test_live_without_a_key_is_a_usage_error():
-    proc = run_eval("--live", "--scenario", "healthy", timeout=30)
+    proc = run_eval_here("--live", "--scenario", "healthy", timeout=30)
     assert proc.returncode == 2
     assert "--live needs ANTHROPIC_API_KEY" in proc.stderr and proc.stdout == ""
     assert not evaluate.live_endpoint_ready({"ANTHROPIC_BASE_URL": "https://api.anthropic.com"})
@@ -151,7 +158,7 @@ def test_live_without_a_key_is_a_usage_error():
     (["--min-pass", "most"], "is not a number"),
 ])
 def test_usage_errors_exit_2(args, message):
-    proc = run_eval(*args, timeout=30)
+    proc = run_eval_here(*args, timeout=30)
     assert proc.returncode == 2 and message in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -163,7 +170,7 @@ def test_unwritable_results_file_is_a_usage_error(tmp_path, capsys):
 
 
 def test_results_file_that_cannot_be_written_is_refused_before_any_run(tmp_path):
-    proc = run_eval("--scenario", "healthy", "--results", str(tmp_path), timeout=30)
+    proc = run_eval_here("--scenario", "healthy", "--results", str(tmp_path), timeout=30)
     assert proc.returncode == 2 and "cannot write --results" in proc.stderr
     assert "healthy run 1" not in proc.stderr and proc.stdout == ""
 
@@ -281,7 +288,7 @@ def test_a_broken_replay_is_a_usage_error_before_any_run(tmp_path):
     data["replay"] = str(replay)
     scenario = tmp_path / "broken-replay.json"
     scenario.write_text(json.dumps(data))
-    proc = run_eval("--scenario", str(scenario), timeout=30)
+    proc = run_eval_here("--scenario", str(scenario), timeout=30)
     assert proc.returncode == 2 and "'responses' must be a list" in proc.stderr
 
 
