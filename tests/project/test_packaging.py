@@ -7,8 +7,9 @@ carried mcp_kubectl_server/redact.py after it became a package). The backend is 
 setuptools of the test venv (tests/requirements.txt), without pip's isolated build environment:
 that one resolved and fetched setuptools from an index on every run. The wheel goes into a fresh
 virtual environment (no system site-packages, so a stray runtime dependency would fail here too)
-made without pip: the running interpreter's pip installs into it (`pip --python`, pip 22.3 and
-later), since bootstrapping pip into every new venv took most of this test's time. Then the
+made without pip, since bootstrapping pip into every new venv took most of this test's time: the
+venv's own interpreter runs the test venv's pip from a folder that holds only pip (what
+`pip --python` does, without a second pip process in front of it). Then the
 installed commands run from a directory outside the checkout, down to a replay against kube_sim
 through the installed MCP server.
 """
@@ -21,6 +22,7 @@ import sys
 import venv
 from pathlib import Path
 
+import pip
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,14 +49,13 @@ def install(wheel, env_dir):
     """pip install the wheel into a new venv at env_dir; the venv's bin directory."""
     bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     venv.EnvBuilder(with_pip=False).create(env_dir)
-    options = ["install", "--quiet", "--no-deps", "--no-index", "--disable-pip-version-check",
-               str(wheel)]
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(bindir / "python"), *options],
+    only_pip = env_dir.parent / "only-pip"  # on the install's path: pip, and nothing else
+    only_pip.mkdir()
+    (only_pip / "pip").symlink_to(Path(pip.__file__).parent, target_is_directory=True)
+    done = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                           "--no-index", "--disable-pip-version-check", str(wheel)],
+                          env=dict(os.environ, PYTHONPATH=str(only_pip)),
                           capture_output=True, text=True, timeout=300)
-    if done.returncode != 0 and "no such option" in done.stderr:  # a pip before 22.3: the long way
-        venv.EnvBuilder(with_pip=True).create(env_dir)
-        done = subprocess.run([str(bindir / "python"), "-m", "pip", *options],
-                              capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return bindir
 
