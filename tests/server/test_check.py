@@ -1,8 +1,12 @@
 """get_pods on an empty namespace says whether the namespace exists, and `--check` prints why it
 failed: the server as a subprocess, real kubectl, kube_sim (a closed port for an unreachable one).
+One `--check` runs as a process; the others call the server's main() in this process.
 """
 
+import contextlib
+import io
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -10,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_kubectl_server.__main__ import main as server_main
 from mcp_kubectl_server.tools.pods import NAMESPACE_UNVERIFIED
 from tests.support.server_support import ServerProcess
 
@@ -47,6 +52,22 @@ def closed_port_kubeconfig(tmp_path):
 def check(*args):
     return subprocess.run([sys.executable, "-m", "mcp_kubectl_server", "--check", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def check_here(*args):
+    """`--check` in this process (the real kubectl proxy still starts): what check() returns,
+    without starting an interpreter. main() returns after a check; the SIGTERM and SIGHUP
+    handlers it sets are put back."""
+    argv = ["--check", *args]
+    kept = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            code = server_main(argv)
+    finally:
+        for signum, handler in kept.items():
+            signal.signal(signum, handler)
+    return subprocess.CompletedProcess(argv, code, "", stderr.getvalue())
 
 
 def test_get_pods_on_a_namespace_that_does_not_exist_is_an_error(kube_sim):
@@ -87,7 +108,7 @@ def test_check_passes_and_says_what_it_saw(kube_sim):
 
 def test_check_names_the_unreachable_cluster(tmp_path):
     kubeconfig, port = closed_port_kubeconfig(tmp_path)
-    out = check("--allow-namespaces", "prod", "--kubeconfig", str(kubeconfig), "--timeout", "5")
+    out = check_here("--allow-namespaces", "prod", "--kubeconfig", str(kubeconfig), "--timeout", "5")
     assert out.returncode == 1
     assert out.stderr.splitlines()[-1].startswith(
         f"cannot reach the Kubernetes API server (dial tcp 127.0.0.1:{port}: connect: "
@@ -102,14 +123,14 @@ def test_check_names_the_unreachable_cluster(tmp_path):
 def test_check_prints_the_reason_it_failed(kube_sim, args, reason):
     sim = kube_sim("crashloop")
     base = [] if "--kubeconfig" in args else ["--kubeconfig", sim.kubeconfig]
-    out = check("--allow-namespaces", "prod", *base, *args)
+    out = check_here("--allow-namespaces", "prod", *base, *args)
     [protocol, *rest] = out.stderr.strip().splitlines()
     assert out.returncode == 1 and protocol.startswith("MCP over stdio: ")
     assert len(rest) == 1 and reason in rest[0]
 
 
 def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):
-    out = check("--allow-namespaces", "prod,prdo", "--kubeconfig",
+    out = check_here("--allow-namespaces", "prod,prdo", "--kubeconfig",
                 kube_sim("crashloop").kubeconfig)
     assert out.returncode == 1
     assert out.stderr.splitlines()[-2:] == [
@@ -120,7 +141,7 @@ def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):
 
 def test_check_passes_an_unverifiable_empty_namespace_and_says_so(kube_sim, tmp_path):
     sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
-    out = check("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
+    out = check_here("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
     assert out.returncode == 0, out.stderr
     [line] = [ln for ln in out.stderr.splitlines() if ln.startswith("namespace prdo:")]
     assert line.startswith(f"namespace prdo: no pods in namespace prdo ({NAMESPACE_UNVERIFIED} "
