@@ -17,9 +17,9 @@ them: a kubectl call lives a tenth of a second and its first garbage collections
 third of its CPU, while the limit still collects a long-lived one (a server's kubectl proxy).
 
 `serve` starts an MCP server per call; `shared_serve` (same arguments) starts one per (cluster,
-flags, namespaces) per test module and hands every test that asks for the same a live one, for
-the tests that only read. Such a test sees the simulator through a SimView (its own requests
-only); after each test the server must still answer a ping with nothing else pending (a test that
+flags, namespaces) per test module, over the module's shared_sim, and hands every test that asks
+for the same a live one, for the tests that only read. Such a test sees the simulator through a
+SimView (its own requests only); after each test the server must still answer a ping with nothing else pending (a test that
 breaks it fails, and the next one gets a fresh server), and at the module's end each shared
 server must exit 0 at end of input. A test that writes, ends or signals the server, reads its
 stderr, or counts something the server keeps between calls gets a server of its own (`serve`).
@@ -137,13 +137,12 @@ def _start_server(sim, flags, namespaces):
 
 
 @pytest.fixture(scope="module")
-def _shared_servers():
-    """{(cluster, flags, namespaces): (server, sim)} of one test module; at its end every server
-    still cached must exit 0 at end of input (then the simulators stop)."""
+def _shared_servers(shared_sim):
+    """{(cluster, flags, namespaces): server} of one test module, over its shared_sim simulators;
+    at its end every server still cached must exit 0 at end of input (then the simulators stop)."""
     running = {}
-    with contextlib.ExitStack() as sims:
-        yield sims, running
-        codes = {key: _exit_code(server) for key, (server, _) in running.items()}
+    yield shared_sim, running
+    codes = {key: _exit_code(server) for key, server in running.items()}
     assert all(code == 0 for code in codes.values()), f"shared servers' exit codes: {codes}"
 
 
@@ -157,22 +156,21 @@ def _exit_code(server):
 @pytest.fixture
 def shared_serve(_shared_servers):
     """Factory: shared_serve(cluster, *server_flags, namespaces="prod") -> (server, SimView): like
-    `serve`, but the server (and its simulator) is the module's one for these arguments."""
-    sims, running = _shared_servers
+    `serve`, but the server is the module's one for these arguments, over its shared_sim."""
+    sim_of, running = _shared_servers
     used = {}
 
     def start(cluster, *flags, namespaces="prod"):
-        key = (str(cluster), flags, namespaces)
+        key, sim = (str(cluster), flags, namespaces), sim_of(cluster)
         if key not in running:
-            sim = sims.enter_context(start_sim(cluster))
-            running[key] = (_start_server(sim, flags, namespaces), sim)
-        server, sim = used[key] = running[key]
+            running[key] = _start_server(sim, flags, namespaces)
+        server = used[key] = running[key]
         return server, SimView(sim)
 
     yield start
-    broken = [key for key, (server, _) in used.items() if not server.settled()]
+    broken = [key for key, server in used.items() if not server.settled()]
     for key in broken:  # the next test that asks gets a fresh one
-        server, _ = running.pop(key)
+        server = running.pop(key)
         if server.proc.poll() is None:
             server.close()
     assert not broken, f"the test left these shared servers dead or with a reply pending: {broken}"
