@@ -38,13 +38,15 @@ prometheus-deps:
 		echo "installing Debian's prometheus package (test-only dependency: prometheus, promtool)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-# The suite across the machine's cores (pytest-xdist, a worker per core), ending in pytest's
-# one summary line; `.venv/bin/python -m pytest` alone runs it in one process. The run lets Python
-# cache bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite
-# starts hundreds of interpreters (CLI, server, simulator), each of which would compile the
-# project's modules again.
+# The suite across the machine's cores (pytest-xdist), ending in pytest's one summary line;
+# `.venv/bin/python -m pytest` alone runs it in one process. One worker more than the cores
+# (TEST_WORKERS): a worker waiting on a child it started (an interpreter, kubectl, Prometheus
+# getting ready) leaves its core to the spare one. The run lets Python cache bytecode even where
+# the environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of
+# interpreters (CLI, server, simulator), each of which would compile the project's modules again.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1)' 2>/dev/null || echo auto)
 test: test-deps prometheus-deps
-	PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -n auto
+	PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -n $(TEST_WORKERS)
 
 # The approval page in a real browser: Debian's chromium and chromium-driver (installed with apt
 # when missing), driven over WebDriver by tests/support/webdriver.py. Kept out of `make test`.
