@@ -24,6 +24,7 @@ ENDPOINT = re.compile(r"query|query_range|series|labels|label/[a-zA-Z_][a-zA-Z0-
 SERVICE = re.compile(r"([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)"
                      r":([a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?)")
 MAX_BYTES = 8 * 1024 * 1024
+REDIRECTS = (301, 302, 303, 307, 308)  # what urllib follows
 TIMEOUT = 10.0
 
 
@@ -90,11 +91,17 @@ class DirectPrometheus:
         self.version = None  # from buildinfo, asked before the first query
         self.token_file, self.timeout, self.max_bytes = token_file, timeout, max_bytes
         import ssl  # here, not at import: the server starts without http, ssl and email loaded
+        import threading
         import urllib.request
         context = None
         if parts.scheme == "https":
             context = ssl.create_default_context(cafile=ca_file)  # OSError/SSLError: bad --prometheus-ca
         self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
+        self._parts, self._context = parts, context
+        self._conn, self._lock = None, threading.Lock()
+        # Through a proxy the environment names (HTTPS_PROXY, NO_PROXY), urllib does all the work.
+        self._proxied = parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+            parts.hostname or "")
 
     def describe(self):
         """Who answers: 'Prometheus 2.42.0 at URL' once buildinfo was read."""
@@ -112,12 +119,76 @@ class DirectPrometheus:
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def _get(self, target, timeout):
+        """(status, body) of one GET: over a kept-alive connection (a get_metrics call sends five
+        queries; a new connection, and over https a new handshake, each cost more than the query),
+        or through urllib for a proxy from the environment and to follow a redirect."""
+        if self._proxied:
+            return self._get_urllib(self.url + target, timeout)
+        status, body, location = self._get_kept(target, timeout)
+        if location is None:
+            return status, body
+        from urllib.parse import urljoin  # a redirect: followed as urllib does, the token not sent on
+        return self._get_urllib(urljoin(self.url + target, location), timeout, token=False)
+
+    def _get_kept(self, target, timeout):
+        """(status, body, None), or (status, b"", Location) for a redirect to follow."""
+        import http.client
+        import socket
+        import ssl
+        headers = {"Accept": "application/json", **self._headers()}
+        path = self._parts.path.rstrip("/") + target
+        with self._lock:
+            for attempt in (1, 2):
+                reused = self._conn is not None
+                try:
+                    conn = self._connection(timeout)
+                    conn.request("GET", path, headers=headers)
+                    response = conn.getresponse()
+                    location = response.getheader("Location") if response.status in REDIRECTS else None
+                    body = _read_capped(response, self.max_bytes, status=response.status)
+                    if response.will_close:
+                        self._drop()
+                    return response.status, body, location
+                except PrometheusError:
+                    self._drop()  # the rest of the body is still unread
+                    raise
+                except (TimeoutError, socket.timeout):
+                    self._drop()
+                    raise PrometheusError(self._slow()) from None
+                except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                    self._drop()  # a kept connection Prometheus had closed: once more, afresh
+                    if not reused or attempt == 2:
+                        raise PrometheusError(self._unreachable(exc)) from None
+                except (OSError, ssl.SSLError, http.client.HTTPException) as exc:
+                    self._drop()
+                    raise PrometheusError(self._unreachable(exc)) from None
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+    def _connection(self, timeout):
+        import http.client
+        if self._conn is None:
+            port = self._parts.port
+            if self._parts.scheme == "https":
+                self._conn = http.client.HTTPSConnection(self._parts.hostname, port, timeout=timeout,
+                                                         context=self._context)
+            else:
+                self._conn = http.client.HTTPConnection(self._parts.hostname, port, timeout=timeout)
+        self._conn.timeout = timeout
+        if self._conn.sock is not None:
+            self._conn.sock.settimeout(timeout)
+        return self._conn
+
+    def _drop(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _get_urllib(self, url, timeout, *, token=True):
         import socket
         import urllib.error
         import urllib.request
-        request = urllib.request.Request(self.url + target, method="GET",
-                                         headers={"Accept": "application/json"})
-        for key, value in self._headers().items():
+        request = urllib.request.Request(url, method="GET", headers={"Accept": "application/json"})
+        for key, value in (self._headers() if token else {}).items():
             request.add_unredirected_header(key, value)  # never sent on to a redirect's host
         try:
             with self._opener.open(request, timeout=timeout) as response:

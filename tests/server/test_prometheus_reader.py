@@ -174,6 +174,47 @@ def test_the_token_is_sent_and_reread_but_not_across_a_redirect(serve, tmp_path)
     assert "Authorization" not in other.seen[0][2]
 
 
+def test_queries_share_one_kept_alive_connection(serve):
+    peers = []
+
+    def note_peer(handler):
+        peers.append(handler.client_address)
+        return 200, "application/json", json.dumps(SUCCESS).encode()
+
+    _, url = serve(note_peer)
+    client = DirectPrometheus(url)
+    for _ in range(3):
+        assert client.api("query", {"query": "up"}) == SUCCESS["data"]
+    assert len(peers) == 3 and len(set(peers)) == 1
+
+
+def test_a_kept_connection_that_prometheus_closed_is_opened_again_once(serve):
+    peers = []
+
+    def hang_up_after(handler):
+        peers.append(handler.client_address)
+        handler.close_connection = True  # closes after answering, without saying so
+        return 200, "application/json", json.dumps(SUCCESS).encode()
+
+    _, url = serve(hang_up_after)
+    client = DirectPrometheus(url)
+    assert client.api("query", {"query": "up"}) == SUCCESS["data"]   # over buildinfo's connection
+    assert client.api("query", {"query": "up"}) == SUCCESS["data"]   # that one is gone: a new one
+    assert len(peers) == 2 and len(set(peers)) == 2
+
+
+def test_a_proxy_the_environment_names_is_used(serve, monkeypatch):
+    _, url = serve(answer(200, SUCCESS))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # a proxy that is down
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
+    text = failure(DirectPrometheus(url, timeout=2))   # Prometheus answers, the proxy does not
+    assert text.startswith(f"cannot reach Prometheus at {url}") and "refused" in text.lower()
+
+
 def test_an_unreadable_token_file_is_an_error(tmp_path):
     client = DirectPrometheus("http://127.0.0.1:9", token_file=str(tmp_path / "missing"))
     assert "cannot read --prometheus-token-file" in failure(client)
