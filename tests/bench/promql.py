@@ -6,7 +6,6 @@ Prometheus (tests/support/prometheus.py, over the scope tests' series) takes to 
 rewritten query over loopback HTTP: the parser's share of a query_metrics call.
 """
 
-import tempfile
 import time
 
 from mcp_kubectl_server.digests.promql import scope_query
@@ -35,15 +34,14 @@ def scope_all():
 def main():
     """Print the paired figure: parse + scope, against Prometheus answering the same queries."""
     scoped = [scope_query(q, "prod") for q in QUERIES]
-    with tempfile.TemporaryDirectory(prefix="triage-bench-prom-") as workdir:
-        with start_prometheus(SERIES, workdir) as prom:
-            def answer_all():
-                start = time.perf_counter()
-                for _ in range(ROUNDS):
-                    for query in scoped:
-                        prom.query(query)
-                return time.perf_counter() - start
-            result = paired(scope_all, answer_all)
+    with start_prometheus(SERIES) as prom:
+        def answer_all():
+            start = time.perf_counter()
+            for _ in range(ROUNDS):
+                for query in scoped:
+                    prom.query(query)
+            return time.perf_counter() - start
+        result = paired(scope_all, answer_all)
     calls = ROUNDS * len(QUERIES)
     per_query = tuple(t / calls for t in result[:2]) + result[2:]
     print(pair_line(f"scope_query, per query ({len(QUERIES)} queries x {ROUNDS})",

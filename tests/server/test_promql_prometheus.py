@@ -221,10 +221,10 @@ def test_the_test_prometheus_scrapes_nothing_and_listens_on_loopback_only(prom):
     assert build["data"]["version"].startswith("2.42.")
 
 
-def test_a_prometheus_started_for_a_test_serves_its_series_and_stops_at_its_end(tmp_path):
+def test_a_prometheus_started_for_a_test_serves_its_series_and_stops_at_its_end():
     series = [Series("ticks", {"namespace": "prod", "note": 'a "quoted" ✓'}, lambda age: -age,
                      minutes=10, ahead=10)]
-    with start_prometheus(series, tmp_path) as server:
+    with start_prometheus(series) as server:
         process = server.process
         status, body = server.query("ticks", at=server.now + 300)
         assert status == 200 and body["data"]["result"] == [{
@@ -236,4 +236,4 @@ def test_a_prometheus_started_for_a_test_serves_its_series_and_stops_at_its_end(
 def test_without_the_binaries_the_test_fails_saying_how_to_install_them(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(pytest.fail.Exception, match="make prometheus-deps"):
-        start_prometheus(SERIES, tmp_path).__enter__()
+        start_prometheus(SERIES).__enter__()

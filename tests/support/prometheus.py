@@ -1,10 +1,10 @@
-"""A real Prometheus for tests: series the test describes, written as TSDB blocks by promtool,
-served on a free loopback port. Nothing is scraped (the config has no scrape jobs), and
-nothing leaves the machine.
+"""A real Prometheus for tests: series the test describes, as OpenMetrics text, started by the
+simulator's launcher (fixtures/kube_sim/prometheus.py: promtool writes the blocks, a free
+loopback port, nothing scraped, nothing leaves the machine); here, the query helpers.
 
     series = [Series("http_requests_total", {"namespace": "prod", "pod": "web-1"},
                      lambda age: 1000 - age / 10)]        # value at `age` seconds before now
-    with start_prometheus(series, tmp_dir) as prom:
+    with start_prometheus(series) as prom:
         prom.query('http_requests_total')    # -> (HTTP status, decoded JSON), evaluated at now
         prom.url, prom.now
 
@@ -24,18 +24,15 @@ import http.client
 import json
 import math
 import shutil
-import socket
-import subprocess
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-READY_LINE = "Server is ready to receive web requests."
-START_TIMEOUT = 30.0
+from fixtures.kube_sim import prometheus as launcher
+
 INSTALL_HINT = ("the prometheus and promtool binaries are needed by this test: run `make "
                 "prometheus-deps` (Debian's prometheus package, which has both)")
 
@@ -94,20 +91,6 @@ def require_binaries():
     return paths
 
 
-def write_blocks(series, tsdb_dir, now):
-    """TSDB blocks of the series in tsdb_dir (promtool tsdb create-blocks-from openmetrics)."""
-    _, promtool = require_binaries()
-    tsdb_dir = Path(tsdb_dir)
-    tsdb_dir.mkdir(parents=True, exist_ok=True)
-    source = tsdb_dir.parent / (tsdb_dir.name + ".om")
-    source.write_text(openmetrics(series, now), encoding="utf-8")
-    done = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "-q",
-                           str(source), str(tsdb_dir)], capture_output=True, text=True,
-                          timeout=120)
-    if done.returncode:
-        raise RuntimeError(f"promtool could not write blocks: {done.stderr.strip()[-2000:]}")
-
-
 class Prometheus:
     """A running Prometheus: its URL, the `now` its data is anchored at, and GET helpers. The
     GETs share one kept-alive connection (a fidelity test sends thousands of queries; a new
@@ -161,96 +144,33 @@ class Prometheus:
 
 
 @contextlib.contextmanager
-def start_prometheus(series, workdir, *, now=None):
-    """A Prometheus serving `series` from blocks under workdir; stopped on exit."""
-    prometheus, _ = require_binaries()
-    workdir = Path(workdir)
+def start_prometheus(series, *, now=None):
+    """A Prometheus serving `series` (anchored at `now`), stopped on exit."""
+    require_binaries()
     now = int(time.time()) if now is None else now
-    tsdb = workdir / "tsdb"
-    write_blocks(series, tsdb, now)
-    config = workdir / "prometheus.yml"
-    config.write_text("# no scrape jobs: the tests' data comes from blocks only\n"
-                      "global:\n  scrape_interval: 1h\n  evaluation_interval: 1h\n")
-    for _attempt in range(5):
-        port = _free_port()
-        process = subprocess.Popen(
-            [prometheus, f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d",
-             "--log.level=info"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True, errors="replace")
-        log = _LogReader(process)
-        try:
-            if log.wait_ready(START_TIMEOUT):
-                server = Prometheus(f"http://127.0.0.1:{port}", now, process, log)
-                status, _ = server.get("/-/ready")
-                if status != 200:
-                    raise RuntimeError(f"Prometheus logged ready but /-/ready answered {status}")
-                try:
-                    yield server
-                finally:
-                    server.close()
-                return
-            if "address already in use" not in log.text():
-                raise RuntimeError("Prometheus did not start:\n" + log.text()[-3000:])
-        finally:
-            _stop(process, log)
-    raise RuntimeError("Prometheus found no free port in five tries")
-
-
-class _LogReader:
-    """Reads a Prometheus's stderr in a thread (so that the pipe never fills) and signals the
-    line that says it is ready, or the end of the output (it exited)."""
-
-    def __init__(self, process):
-        self.lines, self.ready = [], threading.Event()
-        self.thread = threading.Thread(target=self._read, args=(process.stderr,), daemon=True)
-        self.thread.start()
-
-    def _read(self, stream):
-        with stream:
-            for line in stream:
-                self.lines.append(line)
-                if READY_LINE in line:
-                    self.ready.set()
-        self.ready.set()
-
-    def wait_ready(self, timeout):
-        """True once the ready line came; False when the process ended or the time ran out."""
-        self.ready.wait(timeout)
-        return any(READY_LINE in line for line in self.lines)
-
-    def text(self):
-        return "".join(self.lines)
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _stop(process, log):
-    """SIGTERM, then SIGKILL after 10 s; the log reader ends with the process's output."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    log.thread.join(timeout=10)
+    try:
+        launched = launcher.start_prometheus(openmetrics(series, now))
+    except launcher.PrometheusStartError as exc:
+        raise RuntimeError(str(exc)) from None
+    server = Prometheus(launched.url, now, launched.proc, launched.log)
+    try:
+        status, _ = server.get("/-/ready")
+        if status != 200:
+            raise RuntimeError(f"Prometheus logged ready but /-/ready answered {status}")
+        yield server
+    finally:
+        server.close()
+        launched.stop()
 
 
 @pytest.fixture(scope="session")
-def prometheus_servers(tmp_path_factory):
+def prometheus_servers():
     """Factory: prometheus_servers(name, series) -> a running Prometheus (one per name per
     session, all anchored at the same `now`)."""
     now, started = int(time.time()), {}
     with contextlib.ExitStack() as stack:
         def get(name, series):
             if name not in started:
-                workdir = tmp_path_factory.mktemp(f"prometheus-{name}")
-                started[name] = stack.enter_context(start_prometheus(series, workdir, now=now))
+                started[name] = stack.enter_context(start_prometheus(series, now=now))
             return started[name]
         yield get
