@@ -155,7 +155,8 @@ class DirectPrometheus:
                 except (TimeoutError, socket.timeout):
                     self._drop()
                     raise PrometheusError(self._slow()) from None
-                except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                        ssl.SSLEOFError) as exc:
                     self._drop()  # a kept connection Prometheus had closed: once more, afresh
                     if not reused or attempt == 2:
                         raise PrometheusError(self._unreachable(exc)) from None

@@ -6,7 +6,10 @@ bearer token (sent, re-read from its file, never passed to a redirect's host), G
 """
 
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -52,10 +55,12 @@ class Scripted(BaseHTTPRequestHandler):
 def serve():
     started = []
 
-    def start(script, *, prometheus=True):
+    def start(script, *, prometheus=True, wrap=None):
         """A server answering `script`; with `prometheus`, /api/v1/status/buildinfo as Prometheus
         does (the client asks it before its first query), else that too is scripted."""
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+        if wrap is not None:  # https: each accepted connection does the TLS handshake
+            httpd.socket = wrap(httpd.socket)
         httpd.daemon_threads = True
         httpd.script, httpd.seen, httpd.prometheus = script, [], prometheus
         started.append(ServerThread(httpd).start())
@@ -213,6 +218,41 @@ def test_a_proxy_the_environment_names_is_used(serve, monkeypatch):
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
     text = failure(DirectPrometheus(url, timeout=2))   # Prometheus answers, the proxy does not
     assert text.startswith(f"cannot reach Prometheus at {url}") and "refused" in text.lower()
+
+
+@pytest.fixture
+def tls_serve(serve, tmp_path):
+    """serve() over https: a certificate for 127.0.0.1 made by openssl, which is also the CA."""
+    if not shutil.which("openssl"):
+        pytest.fail("openssl is needed by this test (Debian's openssl package)", pytrace=False)
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+
+    def start(script):
+        httpd, url = serve(script, wrap=lambda sock: context.wrap_socket(sock, server_side=True))
+        return httpd, url.replace("http://", "https://"), str(cert)
+    return start
+
+
+def test_https_queries_share_one_connection_and_need_the_ca(tls_serve):
+    peers = []
+
+    def note_peer(handler):
+        peers.append(handler.client_address)
+        return 200, "application/json", json.dumps(SUCCESS).encode()
+
+    _, url, ca = tls_serve(note_peer)
+    client = DirectPrometheus(url, ca_file=ca)
+    for _ in range(3):
+        assert client.api("query", {"query": "up"}) == SUCCESS["data"]
+    assert len(peers) == 3 and len(set(peers)) == 1
+    text = failure(DirectPrometheus(url, timeout=5))   # the system's CAs do not know this one
+    assert text.startswith(f"TLS with Prometheus at {url} failed") and "--prometheus-ca" in text
 
 
 def test_an_unreadable_token_file_is_an_error(tmp_path):
