@@ -5,6 +5,8 @@ enough, mixes character classes, changes class often (camelCase words change rar
 Shannon entropy comes near the most its length and alphabet allow:
 
     beside a credential word (words.py)    16+ characters, letters and digits, entropy >= 70 %
+                                           (or 20+ letters of both cases alone, a case change
+                                           at least every 3 chars: base64 with no digit in it)
     anywhere (redact_standalone)           32+ characters, upper, lower and digits, entropy
                                            >= 70 %, a class change at least every 3.5 chars;
                                            a line that is nothing but 40+ base64 of mixed case
@@ -73,8 +75,10 @@ def looks_random(token, *, strict):
     if strict:
         if n < 32 or not (upper and lower and digit) or _changes(token) * 3.5 < n:
             return False
-    elif n < 16 or not (digit and (upper or lower)):
+    elif n < 16 or not (upper or lower):
         return False
+    elif not digit and not (n >= 20 and upper and lower and _changes(token) * 3 >= n):
+        return False  # letters alone: mixed case that changes case far more often than words do
     return entropy_ratio(token) >= 0.7
 
 

@@ -47,6 +47,24 @@ def test_a_passphrase_after_a_colon_is_hidden_whole(text, expected):
     assert redact(text) == expected
 
 
+@pytest.mark.parametrize("text, hidden", [
+    ("request signature aDlMbWFqMWVoMFJINnNNWHMwTlVxYWtvanRDdnZN accepted",
+     "aDlMbWFqMWVoMFJINnNNWHMwTlVxYWtvanRDdnZN"),   # base64 that happens to hold no digit
+    ("using token QmVhcmVyVG9rZW5XaXRob3V0RGlnaXRz now", "QmVhcmVyVG9rZW5XaXRob3V0RGlnaXRz"),
+])
+def test_a_random_token_of_letters_alone_beside_a_credential_word_is_hidden(text, hidden):
+    assert hidden not in redact(text) and MASK in redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "token refresh failed: FailedToRetrieveImagePullSecret for ReplicaSetControllerReconcileLoop",
+    "the secret XMLHttpRequestEventTargetHandler is not a value",
+])
+def test_camelcase_words_beside_a_credential_word_stay(text):
+    assert redact(text) == text
+
+
+
 @pytest.mark.parametrize("text", [
     "token: failed to refresh credentials",
     "oauth token: unexpected status from POST https://id.example.com/token: 403 Forbidden",
