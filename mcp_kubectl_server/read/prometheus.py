@@ -131,7 +131,7 @@ class DirectPrometheus:
         return self._get_urllib(urljoin(self.url + target, location), timeout, token=False)
 
     def _get_kept(self, target, timeout):
-        """(status, body, None), or (status, b"", Location) for a redirect to follow."""
+        """(status, body, None), or (status, body, Location) for a redirect to follow."""
         import http.client
         import socket
         import ssl
