@@ -63,9 +63,10 @@ def build_parser():
     return parser
 
 
-def parse_args(argv):
-    """The checked options; exits 2 (argparse's usage error) for what cannot work."""
-    parser = build_parser()
+def parse_args(argv, parser=None):
+    """The checked options; exits 2 (argparse's usage error) for what cannot work. `parser`:
+    build_parser()'s, unless the caller gives one of its own making."""
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     namespaces = [ns.strip() for ns in args.allow_namespaces.split(",") if ns.strip()]
     problems = [p for p in (check_label("--allow-namespaces", ns) for ns in namespaces) if p]
@@ -122,22 +123,23 @@ def protocol_line():
             f" _meta) and {', '.join(PROTOCOL_VERSIONS)} (initialize handshake)")
 
 
-def check(reader, namespaces):
+def check(reader, namespaces, err=None):
     """Health check, on stderr: the MCP revisions served, the cluster's version read through the
     proxy (or why it could not be), then one line per allowed namespace: the header of its pod
     list as get_pods gives it, or why not (a namespace that does not exist among them), and with
-    a Prometheus the first line of list_metrics in the first namespace. 0 when all of it passed,
-    else 1."""
+    a Prometheus the first line of list_metrics in the first namespace (to `err`, default
+    sys.stderr). 0 when all of it passed, else 1."""
     from mcp_kubectl_server.redact import redact
     from mcp_kubectl_server.tools.registry import run_tool
     from mcp_kubectl_server.tools.pods import NAMESPACE_UNVERIFIED
-    print(protocol_line(), file=sys.stderr)
+    err = err or sys.stderr
+    print(protocol_line(), file=err)
     try:
         version = reader.get_json("/version")
     except ReadError as exc:
-        print(exc, file=sys.stderr)
+        print(exc, file=err)
         return 1
-    print(json.dumps({"serverVersion": version}, indent=2), file=sys.stderr)
+    print(json.dumps({"serverVersion": version}, indent=2), file=err)
     code = 0
     for namespace in namespaces:
         text, is_error = run_tool(reader.for_call(), "get_pods", {"namespace": namespace})
@@ -145,13 +147,13 @@ def check(reader, namespaces):
         # the header of a pod list, or the error; and the note when the namespace is unverified
         line = " ".join(lines[:1] + [ln for ln in lines[1:] if NAMESPACE_UNVERIFIED in ln])
         print(f"namespace {namespace}: {'check failed: ' if is_error else ''}{line}",
-              file=sys.stderr)
+              file=err)
         code = 1 if is_error else code
     if reader.prometheus is not None:  # what the triage CLI's preflight asks too
         text, is_error = run_tool(reader.for_call(), "list_metrics",
                                   {"namespace": namespaces[0], "match": "container_"})
         first = (redact(text).splitlines() or [""])[0]
-        print(f"prometheus: {'check failed: ' if is_error else ''}{first}", file=sys.stderr)
+        print(f"prometheus: {'check failed: ' if is_error else ''}{first}", file=err)
         code = 1 if is_error else code
     return code
 
@@ -168,39 +170,54 @@ def _raise_stopped(signum, frame):
     raise _Stopped(signum)
 
 
+def open_reader(args, env=None):
+    """The Reader the options name: its kubectl proxy child gets `env` (None: this process's
+    environment). ValueError/OSError for a Prometheus option it cannot use."""
+    return Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
+                  timeout=args.timeout, namespaces=args.namespaces,
+                  cluster_scoped=not args.no_cluster_tools, prometheus=prometheus_client(args),
+                  read_tls=args.read_tls_certificates, env=env)
+
+
+def run(args, reader, *, stdin, stdout, stderr):
+    """Check, or serve MCP on these streams (bytes in, bytes out, text for stderr) until stdin
+    ends; the exit code. The reader is closed (its proxy stopped) however this ends. main() gives
+    it the process's stdio; the tests also run it in a thread over pipes."""
+    try:
+        if args.check:
+            return check(reader, args.namespaces, stderr)
+        reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
+        from mcp_kubectl_server.tools import registry  # imported after the launch, for the same reason
+        from mcp_kubectl_server.server import Server
+        tools = registry.load(cluster_tools=not args.no_cluster_tools,
+                              metrics_tools=reader.prometheus is not None)
+        server = Server(reader, allowed_namespaces=args.namespaces, stdin=stdin, stdout=stdout,
+                        stderr=stderr, quiet=args.quiet, tools=tools)
+        return server.serve()
+    finally:
+        reader.close()
+
+
 def main(argv=None):
     """Run the server; returns the process exit code."""
     args = parse_args(argv)
     try:
-        prometheus = prometheus_client(args)
+        reader = open_reader(args)
     except (ValueError, OSError) as exc:  # a URL it cannot use, a --prometheus-ca it cannot load
         print(f"mcp-kubectl-server: error: --prometheus-url/--prometheus-ca: {exc}", file=sys.stderr)
         return 2
-    reader = Reader(args.kubectl, context=args.context, kubeconfig=args.kubeconfig,
-                    timeout=args.timeout, namespaces=args.namespaces,
-                    cluster_scoped=not args.no_cluster_tools, prometheus=prometheus,
-                    read_tls=args.read_tls_certificates)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
     try:
-        if args.check:
-            return check(reader, args.namespaces)
-        reader.prepare()  # kubectl's start (about one kubectl run) overlaps what follows
-        from mcp_kubectl_server.tools import registry  # imported after the launch, for the same reason
-        from mcp_kubectl_server.server import Server
-        protocol_out = sys.stdout.buffer
-        sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-        tools = registry.load(cluster_tools=not args.no_cluster_tools,
-                              metrics_tools=prometheus is not None)
-        server = Server(reader, allowed_namespaces=args.namespaces, stdin=sys.stdin.buffer,
-                        stdout=protocol_out, stderr=sys.stderr, quiet=args.quiet, tools=tools)
-        code = server.serve()
+        code = run(args, reader, stdin=sys.stdin.buffer, stdout=protocol_out, stderr=sys.stderr)
     except KeyboardInterrupt:
         code = 130
     except _Stopped as stop:
         code = stop.code
-    finally:
-        reader.close()
+    if args.check:
+        return code
     # Every reply and audit line is flushed and the proxy is stopped: leave without interpreter
     # teardown, which the client waits for (about 60 ms) and which, when a signal stopped us
     # mid-read of stdin, aborts on the stdin thread's lock.

@@ -159,8 +159,10 @@ class Proxy:
     """One `kubectl proxy` child; `ensure()` returns the socket path of a running one."""
 
     def __init__(self, binary="kubectl", *, context=None, kubeconfig=None, namespaces=(),
-                 cluster_scoped=True, service=None, read_tls=False, start_timeout=START_TIMEOUT):
+                 cluster_scoped=True, service=None, read_tls=False, env=None,
+                 start_timeout=START_TIMEOUT):
         self.binary = binary
+        self.env = env  # the child's environment; None: this process's
         self.connection = ([f"--context={context}"] if context else []) + (
             [f"--kubeconfig={kubeconfig}"] if kubeconfig else [])
         accept = accept_paths(namespaces, cluster_scoped=cluster_scoped, service=service, read_tls=read_tls)
@@ -234,7 +236,8 @@ class Proxy:
         try:
             self.proc = subprocess.Popen(
                 self.argv(self.socket_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_parent_death_signal())
+                stderr=subprocess.PIPE, env=self.env, start_new_session=True,
+                preexec_fn=_parent_death_signal())
         except FileNotFoundError:
             raise ProxyError(f"kubectl is not installed or not found at {self.binary!r}; the operator"
                              " must install it or pass --kubectl PATH") from None

@@ -93,7 +93,7 @@ class Reader:
     """GET-only reads through one kubectl proxy; errors are ReadError with a one-line text."""
 
     def __init__(self, kubectl="kubectl", *, context=None, kubeconfig=None, timeout=20.0,
-                 namespaces=(), cluster_scoped=True, prometheus=None, read_tls=False):
+                 namespaces=(), cluster_scoped=True, prometheus=None, read_tls=False, env=None):
         self.timeout = timeout
         self.prometheus = prometheus  # read.prometheus client, or None: no metrics tools
         self.namespaces = tuple(namespaces)
@@ -102,7 +102,7 @@ class Reader:
         self._channel = _Channel(Proxy(kubectl, context=context, kubeconfig=kubeconfig,
                                        namespaces=self.namespaces, cluster_scoped=cluster_scoped,
                                        service=getattr(prometheus, "service", None),
-                                       read_tls=read_tls,
+                                       read_tls=read_tls, env=env,
                                        start_timeout=max(timeout, 1.0)))
         self._deadline = None
         self._cancelled = None

@@ -1,5 +1,5 @@
-"""End to end for get_ingresses, get_rbac and get_priority_classes: the server as a subprocess,
-its kubectl proxy, the simulator's ingress-port, ingress-class and rbac-list clusters.
+"""End to end for get_ingresses, get_rbac and get_priority_classes: the server over stdio (in a
+thread: tests/support/server_thread.py), its kubectl proxy, the simulator's ingress-port, ingress-class and rbac-list clusters.
 
 Each tool names its planted fault; reads stay GETs inside the scope; no Secret is read unless
 the server runs with --read-tls-certificates, and then only the TLS Secret by name, whose key

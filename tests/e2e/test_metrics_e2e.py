@@ -1,4 +1,4 @@
-"""The metrics tools end to end: our server as a subprocess, a real Prometheus beside the simulator,
+"""The metrics tools end to end: our server over stdio (in a thread: tests/support/server_thread.py), a real Prometheus beside the simulator,
 reached both ways: --prometheus-url, and --prometheus-service through the server's real kubectl
 proxy (the simulator forwards that one service-proxy path to its Prometheus).
 

@@ -1,4 +1,5 @@
-"""End to end for get_network_policies: the server as a subprocess, its kubectl proxy, the
+"""End to end for get_network_policies: the server over stdio (in a thread:
+tests/support/server_thread.py), its kubectl proxy, the
 simulator's network-policy cluster.
 
 The tool shows the planted default-deny and which clients of payments are refused, reads only

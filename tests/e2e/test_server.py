@@ -1,4 +1,6 @@
-"""End to end: the server as a subprocess, its real kubectl proxy, the Kubernetes API simulator.
+"""End to end: the server over stdio pipes (in a thread of the test process,
+tests/support/server_thread.py; tests/server/test_server_thread.py shows it answers as its
+process does), its real kubectl proxy, the Kubernetes API simulator.
 
 Every tool against every scenario's planted failure; the simulator's request log shows only GETs
 inside the allowed namespaces; its journal stays empty (nothing was written); secrets never come

@@ -1,5 +1,5 @@
-"""End to end for get_services, get_config, get_storage and get_quotas: the server as a
-subprocess, its kubectl proxy, the simulator's incident clusters.
+"""End to end for get_services, get_config, get_storage and get_quotas: the server over
+stdio (in a thread: tests/support/server_thread.py), its kubectl proxy, the simulator's incident clusters.
 
 Each tool shows its incident's decisive line, refuses namespaces outside the allow-list before
 any read, rejects bad arguments, and reads only GETs inside the scope (never a Secret).

@@ -1,5 +1,5 @@
-"""End to end for the workload and node tools and the grown pod tools: the server as a subprocess,
-real kubectl, the simulator's workload and node incidents. Scope, argument checks and the
+"""End to end for the workload and node tools and the grown pod tools: the server over stdio
+(in a thread: tests/support/server_thread.py), real kubectl, the simulator's workload and node incidents. Scope, argument checks and the
 read-only journal are checked on the way.
 The rollout-stuck tests share one server (conftest's shared_serve).
 """

@@ -1,6 +1,7 @@
 """get_pods on an empty namespace says whether the namespace exists, and `--check` prints why it
-failed: the server as a subprocess, real kubectl, kube_sim (a closed port for an unreachable one).
-One `--check` runs as a process; the others call the server's main() in this process.
+failed: the server in a thread over stdio pipes (tests/support/server_thread.py), real kubectl,
+kube_sim (a closed port for an unreachable one). One `--check` runs as a process; the others call
+the server's main() in this process.
 """
 
 import contextlib

@@ -1,5 +1,6 @@
 """The server's side of MCP revision 2026-07-28 (stateless), next to the handshake revisions on
-the same stdio stream, and the JSON-RPC edges of both: raw JSON-RPC to the real server process.
+the same stdio stream, and the JSON-RPC edges of both: raw JSON-RPC to the real server, in a
+thread over stdio pipes (tests/support/server_thread.py).
 None of these requests reaches kubectl (discovery, listing, refusals), so none is started."""
 
 import subprocess

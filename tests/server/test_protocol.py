@@ -1,5 +1,5 @@
-"""The server as a subprocess over stdio with raw JSON-RPC, reading a scripted API server
-(tests/support/api_stub.py) through the real kubectl proxy.
+"""The server over stdio pipes with raw JSON-RPC (in a thread: tests/support/server_thread.py),
+reading a scripted API server (tests/support/api_stub.py) through the real kubectl proxy.
 
 Covers framing, lifecycle, error codes, notifications, hostile lines, argument injection (nothing
 reaches the API server), request shapes, redaction of tool output, audit lines, and the command
@@ -35,7 +35,7 @@ class FromHere:
 
 @pytest.fixture(scope="module")
 def shared():
-    """One API stub and one server process (with its kubectl proxy) for every test of this
+    """One API stub and one server (with its kubectl proxy) for every test of this
     module that uses `server`: starting them per test cost most of this module's time. The
     server still running at the end must exit 0 at end of input."""
     with ApiStub([Rule("/log", text=LOGS), Rule("/pods", body=json.loads(POD_LIST)),

@@ -1,7 +1,7 @@
 """The kubectl proxy child's life: its private socket directory, its start (at the server's
 start, before the first read), its restart after a crash, its errors when it cannot start or
-keeps dying, a kept-alive connection it dropped, and its end with the server's, however the
-server ends.
+keeps dying, a kept-alive connection it dropped, the environment it is given, and its end with
+the server's, however the server ends (the server's process: a signal needs one).
 
 Its filters (what it lets through) are tests/server/test_proxy.py's.
 """
@@ -102,7 +102,8 @@ def _alive(pid):
                                        ("sigkill", -9)])
 def test_no_proxy_outlives_the_server(kube_sim, how, code):
     sim = kube_sim("crashloop")
-    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet",
+                           process=True)
     server.initialize()
     assert not server.call("get_pods", {"namespace": "prod"})[1]
     [pid] = _proxies(sim.kubeconfig)
@@ -174,3 +175,19 @@ def test_a_kept_alive_connection_the_proxy_dropped_is_reopened_without_a_restart
         assert reader.proxy.starts == 1 and reader.proxy.alive()
     finally:
         reader.close()
+
+
+def test_the_proxy_gets_the_environment_it_is_given(shared_sim, tmp_path):
+    # kubectl finds the cluster through KUBECONFIG in the environment given, not this process's
+    kubeconfig = shared_sim("crashloop").kubeconfig
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KUBECONFIG": kubeconfig}
+    for given, works in ((env, True), (dict(env, KUBECONFIG=str(tmp_path / "none")), False)):
+        reader = Reader(namespaces=("prod",), env=given, timeout=10)
+        try:
+            if works:
+                assert reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")["metadata"]["name"] == POD
+            else:
+                with pytest.raises(ReadError):
+                    reader.get_json(f"/api/v1/namespaces/prod/pods/{POD}")
+        finally:
+            reader.close()

@@ -1,5 +1,5 @@
-"""Reads that stop, through the server as a subprocess and the real kubectl proxy over a scripted
-API server (tests/support/api_stub.py): end of input in the middle of a request, cancellation of
+"""Reads that stop, through the server (in a thread over stdio pipes: tests/support/server_thread.py)
+and the real kubectl proxy over a scripted API server (tests/support/api_stub.py): end of input in the middle of a request, cancellation of
 a queued and a running call, the read timeout (one for all the reads of a call), the byte cap,
 a kubectl that is not there.
 """

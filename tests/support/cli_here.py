@@ -1,6 +1,7 @@
 """The triage CLI run in the test's own process, for tests of what it prints, records and
 returns rather than of the process around it (no interpreter to start: about 0.13 s of CPU
-saved a run; the MCP server and kubectl it starts are real child processes either way).
+saved a run; the project's MCP server runs in a thread too, tests/support/server_thread.py,
+and the kubectl proxy under it is a real child process either way).
 
     out = run_cli_here(["SYMPTOM", "--namespaces", "prod", ...], env=ENVIRONMENT, stdin="")
     out.returncode, out.stdout, out.stderr    # as subprocess.run(..., text=True) gives them
@@ -33,6 +34,8 @@ import sys
 import threading
 from pathlib import Path
 
+from tests.support.server_thread import servers_in_threads
+
 ROOT = Path(__file__).resolve().parents[2]
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
 
@@ -41,13 +44,16 @@ class _Timeout(BaseException):
     """Raised by the timer into the CLI; BaseException, so no `except Exception` keeps it."""
 
 
-def run_cli_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60, entry=None):
+def run_cli_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60, entry=None,
+                 server_thread=True):
     """triage_agent.cli.main(args) here (or another command's main(argv), `entry`): a
-    CompletedProcess with its exit code and output."""
+    CompletedProcess with its exit code and output. The project's MCP server runs in a thread
+    (tests/support/server_thread.py) unless `server_thread` is False."""
     if entry is None:
         from triage_agent.cli import main as entry
     stdout, stderr = _pipe_like("strict"), _pipe_like("backslashreplace")
-    with _process_state(env, cwd, stdin, stdout, stderr), _timer(timeout):
+    servers = servers_in_threads() if server_thread else contextlib.nullcontext()
+    with _process_state(env, cwd, stdin, stdout, stderr), _timer(timeout), servers:
         try:
             code = entry(list(args))
         except SystemExit as exc:

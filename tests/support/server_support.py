@@ -1,7 +1,8 @@
 """Helpers for the mcp_kubectl_server tests (no tests here): a stdio driver for the server.
 
-`ServerProcess` spawns `python -m mcp_kubectl_server` and speaks raw newline-delimited JSON-RPC
-to it. The cluster behind it is the simulator (conftest.kube_sim) or, for answers a cluster
+`ServerProcess` starts `python -m mcp_kubectl_server` and speaks raw newline-delimited JSON-RPC
+to it: in a thread of the test's process (server_thread.py) unless `process=True` asks for the
+child process, as the tests of main(), signals and exit codes do. The cluster behind it is the simulator (conftest.kube_sim) or, for answers a cluster
 should not give, the scripted API server in api_stub.py; both are reached through the server's
 real kubectl proxy.
 
@@ -17,16 +18,19 @@ import sys
 import threading
 from pathlib import Path
 
+from tests.support import server_thread
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 class ServerProcess:
     """The server as a child process; `request()` sends one message and waits for its reply."""
 
-    def __init__(self, *args, env=None):
-        self.proc = subprocess.Popen([sys.executable, "-m", "mcp_kubectl_server", *args], cwd=ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env or dict(os.environ))
+    def __init__(self, *args, env=None, process=False):
+        start = subprocess.Popen if process else server_thread.popen
+        self.proc = start([sys.executable, "-m", "mcp_kubectl_server", *args], cwd=ROOT,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env or dict(os.environ))
         self.replies = queue.Queue()
         self.stderr_lines = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.replies.put), daemon=True).start()

@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 with one child process over its stdio: newline-delimited messages, no shell.
 
     StdioPeer(argv)  spawns the child in a session of its own with a minimal environment
+                     (through StdioPeer.popen: subprocess.Popen)
     .request(method, params, deadline) -> result     RpcError / PeerGone / RequestTimeout
     .notify(method, params)
     .stop(close_timeout)   close stdin, wait; terminate, wait; kill
@@ -50,7 +51,12 @@ class RequestTimeout(Exception):
 
 
 class StdioPeer:
-    """One running child process that speaks newline-delimited JSON-RPC on stdin/stdout."""
+    """One running child process that speaks newline-delimited JSON-RPC on stdin/stdout.
+
+    `popen` is what starts it: subprocess.Popen; the tests swap in a factory that runs this
+    project's own server in a thread over pipes (tests/support/server_thread.py)."""
+
+    popen = staticmethod(subprocess.Popen)
 
     def __init__(self, argv, *, env, cwd=None):
         self.argv = argv
@@ -60,9 +66,9 @@ class StdioPeer:
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
         self._stdout_closed = threading.Event()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, cwd=cwd,
-                                     start_new_session=True)
+        self.proc = self.popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, cwd=cwd,
+                               start_new_session=True)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         self._stderr_thread = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_thread.start()

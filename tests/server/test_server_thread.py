@@ -1,0 +1,140 @@
+"""tests/support/server_thread.py stands in for the server's process only where it can (this
+project's server, serving, in the test's working directory), what it serves is what the process
+serves, byte for byte, and a test that needs the process is told so instead of passing."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_kubectl_server.__main__ import parse_args
+from tests.support.api_stub import ApiStub, Rule, wait_for
+from tests.support.server_thread import NoProcess, ServerInThread, popen, servers_in_threads
+from triage_agent.mcp.client import McpStdioClient
+from triage_agent.mcp.wire import StdioPeer
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = str(ROOT / "tests" / "support" / "fake_mcp_server.py")
+PIPES = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+
+
+def _argv(kubeconfig, *flags):
+    return [sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod",
+            "--kubeconfig", kubeconfig, "--quiet", *flags]
+
+
+def _finish(proc, data=b""):
+    """Write `data`, close stdin, read both streams to their end: (exit code, stdout, stderr)."""
+    if not proc.stdin.closed:
+        proc.stdin.write(data)
+        proc.stdin.close()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    code = proc.wait(30)
+    proc.stdout.close()
+    proc.stderr.close()
+    return code, out, err
+
+
+def test_only_the_project_server_that_would_serve_here_runs_in_a_thread(shared_sim, tmp_path):
+    kubeconfig = shared_sim("healthy").kubeconfig
+    threaded = popen(_argv(kubeconfig), **PIPES)
+    assert isinstance(threaded, ServerInThread)
+    assert _finish(threaded) == (0, b"", b"")
+    real = {
+        "--check": (_argv(kubeconfig, "--check"), {}, 0, b"namespace prod:"),
+        "a bad option": (_argv(kubeconfig, "--timeout", "0"), {}, 2, b"--timeout: must be"),
+        "--help": (_argv(kubeconfig, "--help"), {}, 0, b""),
+        "another server": ([sys.executable, FAKE], {}, 0, b""),
+        "another directory": (_argv(kubeconfig), {"cwd": str(tmp_path)}, 1,
+                              b"No module named mcp_kubectl_server"),
+    }
+    for what, (argv, options, code, said) in real.items():
+        proc = popen(argv, **PIPES, **options)
+        assert type(proc) is subprocess.Popen, what
+        got_code, _, err = _finish(proc)
+        assert got_code == code and said in err, (what, got_code, err[-300:])
+
+
+MESSAGES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_logs", "arguments": {
+        "namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p", "previous": True}}},
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "describe_pod", "arguments": {
+        "namespace": "prod", "name": "no-such-pod"}}},
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "get_pods", "arguments": {
+        "namespace": "kube-system"}}},
+    {"jsonrpc": "2.0", "id": "m", "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}},
+]
+
+
+def test_a_server_in_a_thread_answers_as_its_process_does_byte_for_byte(shared_sim):
+    kubeconfig = shared_sim("crashloop").kubeconfig
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES) + b"not json\n"
+    answers = {start.__name__: _finish(start(_argv(kubeconfig), **PIPES), data)
+               for start in (subprocess.Popen, popen)}
+    assert answers["Popen"] == answers["popen"]
+    code, out, err = answers["popen"]
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and err == b"" and [r.get("id") for r in replies] == [1, 2, 3, 4, 5, "m", None]
+    logs, missing, refused = (r["result"] for r in replies[2:5])
+    assert not logs["isError"] and "FATAL: required environment variable PAYMENT_API_URL is not set" \
+        in logs["content"][0]["text"]
+    assert missing["isError"] and refused["isError"]
+    assert replies[-1]["error"]["code"] == -32700
+
+
+def test_a_test_that_needs_the_process_is_told_so():
+    with ApiStub([Rule("/", hang=True)]) as stub:
+        proc = popen(_argv(stub.kubeconfig, "--timeout", "60"), **PIPES)
+        with pytest.raises(NoProcess, match="start its process"):
+            proc.send_signal(15)
+        with pytest.raises(NoProcess, match="runs in a thread"):
+            proc.pid
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "get_pods", "arguments": {"namespace": "prod"}}}
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        assert wait_for(stub.reads, timeout=30)  # the read hangs in the cluster now
+        proc.terminate()  # ends the read, not the wait of a minute for it
+        assert proc.wait(30) == 143
+        assert _finish(proc) == (143, b"", b"")  # as the process's, the call gets no reply
+
+
+class _Broken:
+    prometheus = None
+
+    def prepare(self):
+        raise RuntimeError("the reader broke")
+
+    def close(self):
+        self.closed = True
+
+
+def test_an_exception_in_the_thread_ends_it_as_it_would_end_the_process():
+    argv = _argv("/nonexistent")
+    reader = _Broken()
+    proc = ServerInThread(argv, parse_args(argv[3:]), reader)
+    code, out, err = _finish(proc)
+    assert (code, out) == (1, b"") and reader.closed
+    assert b"Traceback" in err and b"RuntimeError: the reader broke" in err
+
+
+def test_the_mcp_client_starts_servers_in_threads_only_within(shared_sim):
+    kubeconfig = shared_sim("healthy").kubeconfig
+    with servers_in_threads():
+        with McpStdioClient(_argv(kubeconfig), cwd=str(ROOT)) as client:
+            assert isinstance(client._peer.proc, ServerInThread)
+            assert [t["name"] for t in client.list()][:1] == ["get_pods"]
+        with pytest.raises(RuntimeError), servers_in_threads():
+            raise RuntimeError("a failing test inside")
+        assert StdioPeer.popen is popen
+    assert StdioPeer.popen is subprocess.Popen
+    with McpStdioClient(_argv(kubeconfig), cwd=str(ROOT)) as client:
+        assert type(client._peer.proc) is subprocess.Popen

@@ -1,0 +1,157 @@
+"""The MCP server in a thread of the test's own process, behind subprocess.Popen's face: for
+tests of what the server answers, not of the process around it.
+
+    with servers_in_threads():        # the agent's MCP client (StdioPeer) starts them so
+        ...
+    proc = popen([sys.executable, "-m", "mcp_kubectl_server", *args], stdin=PIPE, ...)
+
+Only `python -m mcp_kubectl_server ARGS` that would serve (its options parse, no --check) in the
+test's own working directory runs in a thread; anything else (a fake server, --check, a bad
+option, another cwd) starts as a real child through subprocess.Popen. The thread runs
+`mcp_kubectl_server.__main__.run()` over three os.pipe()s: the bytes on the wire, their framing,
+the reader threads on both sides and the kubectl proxy child (with the environment the caller
+gave) are those a process would have. What is saved is the interpreter and the server's
+imports: about 0.1 s of CPU a server.
+
+What it does not prove, so the tests of those start the process: main()'s signal handlers and
+its 128+N exit codes, os._exit, stdout swapped for stderr, file descriptors of its own. A test
+that needs the process fails loudly here: `pid` is absent and send_signal() raises.
+terminate() and kill() raise an exception in the thread, as the server's SIGTERM handler does in
+its main thread, and wake it (stdin is closed, the read in progress interrupted): the thread ends
+with 143 (the server's answer to SIGTERM) or -9 (what Popen says of a killed child), and the
+reply to a call in progress is never sent.
+"""
+
+import contextlib
+import ctypes
+import io
+import os
+import subprocess
+import sys
+import threading
+import traceback
+
+from mcp_kubectl_server.__main__ import build_parser, open_reader, parse_args, run
+from triage_agent.mcp.wire import StdioPeer
+
+MODULE = "mcp_kubectl_server"
+
+
+class NoProcess(AttributeError):
+    """The server runs in a thread: there is no process to name or to signal."""
+
+
+class _Stopped(BaseException):
+    """Raised in the server's thread by terminate() and kill()."""
+
+
+class ServerInThread:
+    """One server in a thread; the part of Popen's interface the clients use."""
+
+    def __init__(self, argv, args, reader):
+        self.args = argv
+        self.returncode = None
+        self._stopped_as = None
+        self._reader = reader
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        self.stdin, self.stdout, self.stderr = (os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"),
+                                                os.fdopen(err_r, "rb"))
+        self._streams = (os.fdopen(in_r, "rb"), os.fdopen(out_w, "wb"),
+                         io.TextIOWrapper(os.fdopen(err_w, "wb"), encoding="utf-8",
+                                          errors="backslashreplace", line_buffering=True))
+        self._thread = threading.Thread(target=self._serve, args=(args,), daemon=True,
+                                        name=f"{MODULE} {' '.join(argv[3:])[:60]}")
+        self._thread.start()
+
+    def _serve(self, args):
+        stdin, stdout, stderr = self._streams
+        code = 1
+        try:
+            code = run(args, self._reader, stdin=stdin, stdout=stdout, stderr=stderr)
+        except _Stopped:
+            pass
+        except BaseException:  # what an uncaught exception does to the process: a traceback, 1
+            with contextlib.suppress(Exception):
+                traceback.print_exc(file=stderr)
+        finally:
+            self.returncode = code if self._stopped_as is None else self._stopped_as
+            for stream in (stderr, stdout, stdin):  # the process's end closes its descriptors
+                with contextlib.suppress(Exception):
+                    stream.close()
+
+    @property
+    def pid(self):
+        raise NoProcess("this server runs in a thread (tests/support/server_thread.py): a test"
+                        " that needs its process must start it with subprocess.Popen")
+
+    def send_signal(self, signum):
+        raise NoProcess(f"signal {signum} to a server in a thread: a test that signals the server"
+                        " must start its process (subprocess.Popen)")
+
+    def poll(self):
+        return self.returncode
+
+    def wait(self, timeout=None):
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.returncode
+
+    def terminate(self):
+        self._stop(143)
+
+    def kill(self):
+        self._stop(-9)
+
+    def _stop(self, code):
+        """As a stop signal does to the process: an exception raised in the server's thread
+        wherever it is (once a blocking read returns: its socket is shut, stdin closed)."""
+        if self.returncode is not None:
+            return
+        self._stopped_as = code
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
+                                                   ctypes.py_object(_Stopped))
+        with contextlib.suppress(OSError, ValueError):
+            self.stdin.close()
+        self._reader.interrupt()
+
+
+def popen(argv, **options):
+    """subprocess.Popen(argv, **options), or a ServerInThread when argv runs this project's server
+    so that a thread can stand in for it (see the module's docstring)."""
+    args = _served(argv, options)
+    if args is None:
+        return subprocess.Popen(argv, **options)
+    try:
+        reader = open_reader(args, env=options.get("env"))
+    except (ValueError, OSError):  # the real process says why, and exits 2
+        return subprocess.Popen(argv, **options)
+    return ServerInThread(list(argv), args, reader)
+
+
+def _served(argv, options):
+    """The parsed options when argv is `python -m mcp_kubectl_server` serving here, else None."""
+    argv = list(argv)
+    if argv[:3] != [sys.executable, "-m", MODULE] or "--check" in argv:
+        return None
+    if os.path.realpath(options.get("cwd") or os.getcwd()) != os.path.realpath(os.getcwd()):
+        return None
+    parser = build_parser()
+    parser._print_message = lambda message, file=None: None  # the real process says it, below
+    try:
+        return parse_args(argv[3:], parser)
+    except SystemExit:  # --help or a bad option: the real process prints it
+        return None
+
+
+@contextlib.contextmanager
+def servers_in_threads():
+    """Within: the MCP client (triage_agent.mcp.wire.StdioPeer) starts the server through popen()."""
+    saved = StdioPeer.__dict__["popen"]
+    StdioPeer.popen = staticmethod(popen)
+    try:
+        yield
+    finally:
+        StdioPeer.popen = saved
