@@ -240,8 +240,8 @@ def build_parser():
     return p
 
 
-def main(argv=None, *, stdout=None, stderr=None):
-    """Run the evaluation; returns the exit code."""
+def main(argv=None, *, stdout=None, stderr=None, simulator=Simulator, cli=run_command):
+    """Run the evaluation; returns the exit code. `simulator` and `cli` are run_scenario's."""
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
         args = build_parser().parse_args(argv)
@@ -275,7 +275,7 @@ def main(argv=None, *, stdout=None, stderr=None):
             for scenario in scenarios:
                 for run in range(1, args.runs + 1):
                     results.append(run_scenario(scenario, run=run, live=args.live,
-                                                model=args.model))
+                                                model=args.model, simulator=simulator, cli=cli))
                     if not args.json:
                         print(f"evaluate: {scenario['name']} run {run}: "
                               f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)

@@ -4,9 +4,10 @@ command line (exit codes, --runs pass^N, --min-pass, --results JSONL, --json, --
 Each scenario run is real: the triage CLI's `... --replay` against kube_sim with real kubectl and
 the real MCP server, then the grader. The per-scenario tests run the simulator and the CLI in
 this process (the cluster and the agent, not the processes around them, are what they test:
-tests/support/cli_here.py says what that leaves out); the command-line tests that run scenarios
-run the evaluator as `make eval` does, with its simulator and `python3 -m triage_agent`
-subprocesses, and its usage errors (nothing runs) call its main() in this process.
+tests/support/cli_here.py says what that leaves out), and so do most command-line tests, through
+main()'s simulator= and cli=. One run of the evaluator as `make eval` does it (a subprocess with
+its simulator and `python3 -m triage_agent` children: --runs, --results, --json), one --live run
+with those children, and the CLI timeout's kill keep the processes.
 """
 
 import io
@@ -34,9 +35,11 @@ def run_eval(*args, timeout=180):
 
 
 def run_eval_here(*args, timeout=30):
-    """run_eval's command called in this process (its usage errors: nothing runs)."""
+    """run_eval's command called in this process, each scenario's simulator and triage CLI too
+    (SimulatorHere, cli_here)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    return run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout, entry=evaluate.main)
+    entry = lambda argv: evaluate.main(argv, simulator=SimulatorHere, cli=cli_here)  # noqa: E731
+    return run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout, entry=entry)
 
 
 def failing_scenario(tmp_path):
@@ -88,7 +91,8 @@ def test_every_scenario_passes_end_to_end(name):
 
 def test_a_wrong_run_fails_and_exits_1_below_min_pass(tmp_path):
     results = tmp_path / "results.jsonl"
-    proc = run_eval("--scenario", failing_scenario(tmp_path), "--results", str(results))
+    proc = run_eval_here("--scenario", failing_scenario(tmp_path), "--results", str(results),
+                         timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "facts: missing 'PAYMENT_API_URL'" in proc.stdout
     assert "pass rate: 0/1 scenarios (0%)" in proc.stdout
@@ -178,7 +182,7 @@ def test_results_file_that_cannot_be_written_is_refused_before_any_run(tmp_path)
 def test_results_directory_is_created(tmp_path):
     """`make eval-live` appends to fixtures/results/live.jsonl before that directory exists."""
     results = tmp_path / "results" / "live.jsonl"
-    proc = run_eval("--scenario", "healthy", "--results", str(results))
+    proc = run_eval_here("--scenario", "healthy", "--results", str(results), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(line)["scenario"] for line in results.read_text().splitlines()] == [
         "healthy"]
@@ -225,7 +229,7 @@ def test_the_simulator_journal_and_the_audit_log_reach_the_grader(monkeypatch, m
                           "cost_usd": 0.01, "model": "fake"})
     monkeypatch.setattr(evaluate, "cli_argv", lambda scenario, *, kubeconfig, audit_log, live, **_: [
         sys.executable, "-c", FAKE_CLI, kubeconfig, audit_log, mode, outcome])
-    result = evaluate.run_scenario(grade.load_scenario("healthy"))
+    result = evaluate.run_scenario(grade.load_scenario("healthy"), simulator=SimulatorHere)
     failures = {c.name: c.detail for c in result.checks if not c.passed}
     assert failures == ({} if failure is None else {"safe": failure}), result.stderr_tail
 
@@ -234,18 +238,21 @@ def replay_responses(name):
     return json.loads(grade.resolve(f"fixtures/replay/{name}.json").read_text())["responses"]
 
 
-def run_live(monkeypatch, scenario, responses):
-    """`--live` against a fake Messages API serving `responses`; (exit code, JSON, requests)."""
+def run_live(monkeypatch, scenario, responses, *, here=True):
+    """`--live` against a fake Messages API serving `responses`; (exit code, JSON, requests).
+    The scenario's simulator and CLI run in this process, or (here=False) as the evaluator
+    starts them, child processes."""
     out = io.StringIO()
+    seams = {"simulator": SimulatorHere, "cli": cli_here} if here else {}
     with FakeMessagesApi(responses) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-eval")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        code = evaluate.main(["--live", "--scenario", scenario, "--json"], stdout=out)
+        code = evaluate.main(["--live", "--scenario", scenario, "--json"], stdout=out, **seams)
     return code, json.loads(out.getvalue()), api.requests
 
 
 def test_live_runs_the_model_over_http_not_the_replay(monkeypatch):
-    code, out, requests = run_live(monkeypatch, "healthy", replay_responses("healthy"))
+    code, out, requests = run_live(monkeypatch, "healthy", replay_responses("healthy"), here=False)
     assert code == 0, out
     assert out["results"][0]["live"] is True and out["summary"]["pass_rate"] == 1.0
     assert len(requests) == 3
@@ -262,7 +269,7 @@ def test_live_against_a_self_hosted_server_needs_no_key(monkeypatch, server):
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         code = evaluate.main(["--live", "--scenario", "crashloop", "--json", "--model",
-                              "qwen3:8b"], stdout=out)
+                              "qwen3:8b"], stdout=out, simulator=SimulatorHere, cli=cli_here)
     result = json.loads(out.getvalue())
     assert code == 0, result
     assert result["results"][0]["live"] is True and result["summary"]["pass_rate"] == 1.0
