@@ -10,20 +10,46 @@ import signal
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from fixtures.kube_sim.build import CLUSTERS, build
 from fixtures.kube_sim.scenarios.core import SCENARIOS
-from fixtures.kube_sim.store import ClusterFileError, load_cluster
+from fixtures.kube_sim.store import (ClusterFileError, _read_doc, _shift, _shift_objects, load_cluster,
+                                    resolve_cluster_path)
 from fixtures.kube_sim.tables.core import human_duration
 from tests.sim.test_reads import POD
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+
+
+
+TRICKY = [{"metadata": {"creationTimestamp": "2026-11-29T12:00:00Z",
+                        "annotations": {"2026-11-29T12:00:00Z": "a key stays",
+                                        "applied": '{"time":"2026-11-29T12:00:00Z"}',
+                                        "quoted": 'at "2026-11-29T12:00:00Z" and after'}},
+           "status": {"times": ["2026-11-29T12:00:00.123456Z", "2026-11-29T12:00:00Z ok",
+                                "2026-11-29T12:00:00", 7, None, True, 1.5, "\\"],
+                      "nested": [[{"lastTransitionTime": "2026-11-28T23:59:59Z"}]]}}]
+
+
+@pytest.mark.parametrize("cluster", sorted(p.stem for p in (ROOT / "fixtures" / "clusters").glob(
+    "*.json")) + ["tricky"])
+def test_the_shift_through_json_text_moves_what_the_walk_moves(cluster):
+    # load_cluster shifts every object at once through its JSON text; _shift walks one object
+    objects = TRICKY if cluster == "tricky" else _read_doc(resolve_cluster_path(cluster), seen=())["objects"]
+    delta = timedelta(days=3, hours=5, minutes=7, seconds=11)
+    assert _shift_objects(objects, delta) == [_shift(obj, delta) for obj in objects]
+    if cluster == "tricky":
+        shifted = _shift_objects(objects, delta)[0]
+        assert shifted["metadata"]["creationTimestamp"] == "2026-12-02T17:07:11Z"
+        assert shifted["metadata"]["annotations"] == TRICKY[0]["metadata"]["annotations"]
+        assert shifted["status"]["times"][0] == "2026-12-02T17:07:11Z"
+        assert shifted["status"]["times"][1:] == TRICKY[0]["status"]["times"][1:]
 
 
 def test_times_are_shifted_to_now():
