@@ -41,8 +41,10 @@ HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 SUPPORTED_VERSIONS = (MODERN_VERSION, *HANDSHAKE_VERSIONS)
 UNSUPPORTED_VERSION = -32022
 CLIENT_INFO = {"name": "triage-agent", "version": __version__}
-# what kubectl under the server needs: its binary, config and discovery cache (KUBECACHEDIR)
-ENV_KEEP = ("PATH", "HOME", "KUBECONFIG", "KUBECACHEDIR", "LANG")
+# what kubectl under the server needs: its binary, config and discovery cache (KUBECACHEDIR),
+# and the Go runtime's settings the operator gave it (a memory limit in a container, say)
+ENV_KEEP = ("PATH", "HOME", "KUBECONFIG", "KUBECACHEDIR", "LANG",
+            "GOGC", "GOMEMLIMIT", "GOMAXPROCS")
 PROBE_TIMEOUT = 3.0
 MAX_PAGES = 100
 _NON_TEXT = {"image": "[image omitted]", "audio": "[audio omitted]"}

@@ -202,10 +202,11 @@ def test_minimal_environment_by_default(make, monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN_FOR_TEST", "x")
     monkeypatch.setenv("KUBECONFIG", "/tmp/kc")
     monkeypatch.setenv("KUBECACHEDIR", "/tmp/kube-cache")  # kubectl's discovery cache
+    monkeypatch.setenv("GOMEMLIMIT", "64MiB")  # the Go runtime's, for kubectl
     client = make(env={"EXTRA_FOR_SERVER": "1"}).start()
     names = set(client.call("env", {})[0].split())
     assert "SECRET_TOKEN_FOR_TEST" not in names
-    assert {"PATH", "KUBECONFIG", "KUBECACHEDIR", "EXTRA_FOR_SERVER"} <= names
+    assert {"PATH", "KUBECONFIG", "KUBECACHEDIR", "GOMEMLIMIT", "EXTRA_FOR_SERVER"} <= names
 
 
 def test_close_terminates_a_server_that_ignores_end_of_input(make):
