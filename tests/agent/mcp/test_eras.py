@@ -167,13 +167,14 @@ def test_our_server_over_each_era_with_real_kubectl(kube_sim, make, mode, era):
     ("handshake", "protocol 2025-11-25 (initialize handshake)"),
 ])
 def test_the_triage_cli_end_to_end_over_each_era(kube_sim, mode, expected):
-    from tests.agent.cli.test_cli import replay_args, run_cli  # the CLI test helpers, one copy
+    # the CLI test helpers, one copy; the CLI in this process, its server and the shim as processes
+    from tests.agent.cli.test_cli import replay_args, run_cli_here
     sim = kube_sim("crashloop")
     extra = ["--json"]
     if mode:
         server = server_argv(sim.kubeconfig)
         extra += ["--mcp", shlex.join([sys.executable, SHIM, mode, "--", *server])]
-    out = run_cli(*replay_args(sim, "crashloop", *extra))
+    out = run_cli_here(*replay_args(sim, "crashloop", *extra))
     assert out.returncode == 0, out.stderr
     assert "triage-agent: MCP server mcp-kubectl-server" in out.stderr and expected in out.stderr
     outcome = json.loads(out.stdout)
