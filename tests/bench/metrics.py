@@ -85,7 +85,8 @@ def main():
         path, pods = cluster_file(tmp)
         with start_sim(str(path)) as sim:
             server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig,
-                                   "--timeout", "60", "--quiet", "--prometheus-url", sim.prometheus.url)
+                                   "--timeout", "60", "--quiet", "--prometheus-url", sim.prometheus.url,
+                                   process=True)
             try:
                 server.initialize()
                 figures(server, sim.prometheus.url, pods)

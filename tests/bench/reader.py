@@ -90,7 +90,8 @@ def print_crashloop_figures():
               " unit and figure interleaved")
         _line("replay end to end (CLI, server, proxy)", *paired(lambda: replay_once(sim), unit),
               "  target <= 5")
-        server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--quiet",
+                               process=True)
         server.initialize()
         for name, arguments in CRASHLOOP_CALLS:  # the first call waits for the proxy to start
             first, _ = timed_call(server, name, arguments)
@@ -117,7 +118,8 @@ def replay_once(sim):
 def print_large_figures():
     """get_pods on the 2,000-pod namespace next to kubectl on it, and the peak memory."""
     with start_sim("large") as sim:
-        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet")
+        server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", sim.kubeconfig, "--quiet",
+                               process=True)
         server.initialize()
         print("## large, namespace bulk (2,000 pods); unit: one `kubectl get pods -n bulk -o json`")
         first, text = timed_call(server, "get_pods", {"namespace": "bulk"})

@@ -30,7 +30,7 @@ def start_figures(kubeconfig, env):
     def start():
         began = time.perf_counter()
         server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", kubeconfig, "--quiet",
-                               env=env)
+                               env=env, process=True)
         server.initialize()
         server.request("ping")  # the notification above is handled before this reply comes back
         seconds = time.perf_counter() - began
@@ -44,7 +44,7 @@ def call_figures(kubeconfig, env):
     """(tools/list vs ping, digest bytes of get_pods bulk, kubectl -o json bytes)."""
     kubectl = ["kubectl", f"--kubeconfig={kubeconfig}", "get", "pods", "-n", "bulk", "-o", "json"]
     server = ServerProcess("--allow-namespaces", "bulk", "--kubeconfig", kubeconfig, "--quiet",
-                           env=env)
+                           env=env, process=True)
     try:
         server.initialize()
         listing = paired(lambda: _timed(lambda: server.request("tools/list")),
