@@ -209,7 +209,8 @@ def main(argv=None):
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stopped)
     protocol_out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
+    if not args.check:  # --check returns to its caller, whose stdout stays its own
+        sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
     try:
         code = run(args, reader, stdin=sys.stdin.buffer, stdout=protocol_out, stderr=sys.stderr)
     except KeyboardInterrupt:

@@ -57,15 +57,18 @@ def check(*args):
 
 def check_here(*args):
     """`--check` in this process (the real kubectl proxy still starts): what check() returns,
-    without starting an interpreter. main() returns after a check; the SIGTERM and SIGHUP
-    handlers it sets are put back."""
+    without starting an interpreter. main() returns after a check, leaving the caller's stdout
+    as it was (serving, it points sys.stdout at stderr); the SIGTERM and SIGHUP handlers it sets
+    are put back."""
     argv = ["--check", *args]
     kept = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGHUP)}
-    stderr = io.StringIO()
+    stderr, stdout = io.StringIO(), sys.stdout
     try:
         with contextlib.redirect_stderr(stderr):
             code = server_main(argv)
+        assert sys.stdout is stdout, "main() --check changed the caller's sys.stdout"
     finally:
+        sys.stdout = stdout
         for signum, handler in kept.items():
             signal.signal(signum, handler)
     return subprocess.CompletedProcess(argv, code, "", stderr.getvalue())
