@@ -76,10 +76,19 @@ class ServerInThread:
             with contextlib.suppress(Exception):
                 traceback.print_exc(file=stderr)
         finally:
-            self.returncode = code if self._stopped_as is None else self._stopped_as
-            for stream in (stderr, stdout, stdin):  # the process's end closes its descriptors
-                with contextlib.suppress(Exception):
-                    stream.close()
+            while True:
+                try:
+                    self._end(code)
+                    break
+                except _Stopped:  # a stop that came as run() returned: end all the same
+                    continue
+
+    def _end(self, code):
+        self.returncode = code if self._stopped_as is None else self._stopped_as
+        for stream in reversed(self._streams):  # stderr first: its last words are in when
+            # stdout's end is seen (the process's end closes all its descriptors)
+            with contextlib.suppress(Exception):
+                stream.close()
 
     @property
     def pid(self):
