@@ -2,9 +2,9 @@
 
 `ServerProcess` starts `python -m mcp_kubectl_server` and speaks raw newline-delimited JSON-RPC
 to it: in a thread of the test's process (server_thread.py) unless `process=True` asks for the
-child process, as the tests of main(), signals and exit codes do. The cluster behind it is the simulator (conftest.kube_sim) or, for answers a cluster
-should not give, the scripted API server in api_stub.py; both are reached through the server's
-real kubectl proxy.
+child process, as the tests of main(), signals and exit codes do. The cluster behind it is the
+simulator (conftest.kube_sim) or, for answers a cluster should not give, the scripted API server
+in api_stub.py; both are reached through the server's real kubectl proxy.
 
 `SimView` is one test's view of a simulator it shares with other tests (conftest's
 `shared_serve`): its request log from the test's start on, everything else the simulator's own.
