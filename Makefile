@@ -24,7 +24,8 @@ check:
 # kernel's time), so a second pip installs it into a directory of its own, .venv/schemas, while
 # the first installs the rest into site-packages: no two pips write one directory (pip does not
 # guard an environment against another pip), and a .pth file puts the directory on the venv's path
-# (a .venv without that directory is made again).
+# (a .venv without that directory is made again). The first collection of a fresh checkout (see
+# test) runs while the second pip still writes, beside no import of what it writes (no .pth yet).
 SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
 SITE_PTH = import os, sysconfig; site = sysconfig.get_path("purelib"); \
@@ -42,7 +43,7 @@ test-deps: check
 		rm -rf .venv/schemas && \
 		{ $$pip $(PIP_INSTALL) --target .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt) & \
 			schemas=$$!; $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; rest=$$?; \
-			wait $$schemas && [ $$rest = 0 ]; } && \
+			[ $$rest != 0 ] || $(WARM_UP); wait $$schemas && [ $$rest = 0 ]; } && \
 		.venv/bin/python -c '$(SITE_PTH)' && \
 		cp tests/requirements.txt .venv/requirements.txt; }
 
@@ -65,11 +66,12 @@ prometheus-deps:
 # the run itself reports any error of collection.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1)' 2>/dev/null || echo auto)
 COLLECT = PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -p no:xdist -p no:cacheprovider --collect-only -q
+WARM_UP = { ls tests/agent/__pycache__/*-pytest-*.pyc >/dev/null 2>&1 || { \
+	$(COLLECT) tests/agent >/dev/null 2>&1 & agent=$$!; \
+	$(COLLECT) tests/server tests/e2e tests/sim tests/project tests/bench tests/browser >/dev/null 2>&1; \
+	wait $$agent; }; }
 test: test-deps prometheus-deps
-	@ls tests/agent/__pycache__/*-pytest-*.pyc >/dev/null 2>&1 || { \
-		$(COLLECT) tests/agent >/dev/null 2>&1 & \
-		$(COLLECT) tests/server tests/e2e tests/sim tests/project tests/bench tests/browser >/dev/null 2>&1; \
-		wait; }
+	@$(WARM_UP) || true
 	PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -n $(TEST_WORKERS)
 
 # The approval page in a real browser: Debian's chromium and chromium-driver (installed with apt
