@@ -38,15 +38,15 @@ from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_RO
 def make_model(args, stderr):
     """(model seam, model name). Live: the streaming client (unless --no-stream) behind the
     status line, which also shows the client's waits to retry."""
-    from triage_agent import status
     from triage_agent.model import replay
-    from triage_agent.model.messages import MessagesClient
     if args.replay:
         try:
             fixture = replay.load_fixture(args.replay)
         except replay.FixtureError as exc:
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
+    from triage_agent import status
+    from triage_agent.model.messages import MessagesClient
     line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
                              show_thinking=args.show_thinking)
     client = MessagesClient(api_key=os.environ.get("ANTHROPIC_API_KEY") or None,

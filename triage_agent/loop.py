@@ -27,7 +27,7 @@ from triage_agent import context, prompts, report, terminal, turns
 from triage_agent.telemetry import records
 from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp.client import McpError
-from triage_agent.model.messages import ApiError
+from triage_agent.model.errors import ApiError
 from triage_agent.outcome import Outcome
 from triage_agent.seams import RunEnded
 from triage_agent.turns import Settings

@@ -74,3 +74,20 @@ def test_the_server_never_imports_the_agent_and_the_agent_only_its_redactor():
                      for _, n in _imported_names(path) if n.startswith("mcp_kubectl_server")}
     assert [n for n in server_imports if n.startswith("triage_agent")] == []
     assert agent_imports == {"mcp_kubectl_server.redact"}
+
+
+def test_the_loop_and_a_replayed_run_load_no_http_client():
+    """The loop knows no HTTP service: it and the replay model import the model seam's error
+    (triage_agent/model/errors.py), not the client; the CLI loads the client for a live run only.
+    The same check over the client itself is the control that it sees an import."""
+    code = ("import importlib, sys\n"
+            "for n in sys.argv[1:]: importlib.import_module(n)\n"
+            "print(' '.join(n for n in ('http.client', 'http.server', 'ssl', 'urllib.request')"
+            " if n in sys.modules))\n")
+    quiet = [sys.executable, "-c", code, "triage_agent.loop", "triage_agent.model.replay",
+             "triage_agent.cli", "triage_agent.telemetry.otlp"]
+    client = [sys.executable, "-c", code, "triage_agent.model.messages"]
+    loaded = [subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+              for argv in (quiet, client)]
+    assert [(out.returncode, out.stdout.split()) for out in loaded] == [
+        (0, []), (0, ["http.client", "ssl", "urllib.request"])]

@@ -50,6 +50,7 @@ import urllib.error
 import urllib.request
 
 from triage_agent.model import profiles, sse
+from triage_agent.model.errors import ApiError  # noqa: F401 (the client raises it; callers may import it here)
 
 API_VERSION = "2026-10-21"
 FALLBACK_BETA = "server-side-fallback-2026-07-01"
@@ -63,23 +64,6 @@ USER_AGENT = "triage-agent/0.1 (python-urllib)"
 # error events in a stream that sending the request again cannot fix (their HTTP twins are 4xx)
 NOT_RETRIED_IN_STREAM = ("invalid_request_error", "authentication_error", "permission_error",
                          "not_found_error", "request_too_large")
-
-
-class ApiError(Exception):
-    """A Messages API call that failed for good: HTTP status (None when no response arrived),
-    the API's `error.type`, its message, and the request id when the server sent one."""
-
-    def __init__(self, status, error_type, message, request_id=None):
-        super().__init__(message)
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-        self.request_id = request_id
-
-    def __str__(self):
-        where = f"HTTP {self.status}" if self.status is not None else "no response"
-        rid = f" (request-id {self.request_id})" if self.request_id else ""
-        return f"{self.error_type} ({where}): {self.message}{rid}"
 
 
 class _Retryable(Exception):

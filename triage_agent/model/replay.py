@@ -15,7 +15,7 @@ import copy
 import json
 
 from triage_agent.seams import RunEnded
-from triage_agent.model.messages import ApiError
+from triage_agent.model.errors import ApiError
 
 
 class FixtureError(Exception):

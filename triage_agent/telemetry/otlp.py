@@ -23,17 +23,14 @@ The environment, read once by `settings_from_env`:
     OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES   the resource (service.name, service.version)
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true   message content in the spans
 With no endpoint set nothing is sent: a command-line tool does not knock on localhost:4318
-uninvited. Header values are never printed (they often carry an API key).
+uninvited (nor loads an HTTP client: _post imports it). Header values are never printed (they
+often carry an API key).
 """
 
-import email.utils
-import http.client
 import json
 import random
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 
 from triage_agent import __version__
@@ -191,6 +188,9 @@ def export(settings, spans, *, warn, sleep=time.sleep, clock=time.monotonic) -> 
 
 def _post(settings, body, timeout):
     """One POST: (status or None, what went wrong or None, seconds to wait before a retry)."""
+    import http.client
+    import urllib.error
+    import urllib.request
     headers = {**settings.headers, "Content-Type": "application/json"}
     request = urllib.request.Request(settings.url, data=body, headers=headers, method="POST")
     try:
@@ -214,6 +214,7 @@ def _retry_after(value) -> float:
         try:
             return max(0.0, float(value))
         except ValueError:
+            import email.utils
             try:
                 when = email.utils.parsedate_to_datetime(value).timestamp()
                 return max(0.0, when - time.time())
