@@ -1,12 +1,13 @@
 """Short runs are not touched by context management: the crashloop replay through the real CLI,
-server, kubectl and kube_sim sends byte-identical requests with it on (the defaults) and off."""
+server, kubectl and kube_sim sends byte-identical requests with it on (the defaults) and off.
+The CLI runs in the test's process (tests/support/cli_here.py): the bytes are the question here,
+not the process; tests/agent/cli/test_live.py runs a live CLI process over real HTTP."""
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli_here import run_cli_here
 from tests.support.fake_messages_api import FakeMessagesApi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,11 +19,9 @@ def requests(sim, *flags):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
     with FakeMessagesApi(responses) as api:
         env.update(ANTHROPIC_API_KEY="sk-ant-test-not-a-key", ANTHROPIC_BASE_URL=api.url)
-        out = subprocess.run([sys.executable, "-m", "triage_agent", "checkout pods keep restarting",
-                              "--namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--json",
-                              "--no-preflight", "--api-profile", "anthropic", *flags],
-                             cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=120)
+        out = run_cli_here(["checkout pods keep restarting", "--namespaces", "prod",
+                            "--kubeconfig", sim.kubeconfig, "--json", "--no-preflight",
+                            "--api-profile", "anthropic", *flags], env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     return [r["raw"] for r in api.requests], json.loads(out.stdout)
 

@@ -1,13 +1,14 @@
 """The crashloop replay through the real CLI, server, kubectl and kube_sim, both ways: with the
 anthropic profile the client sends the loop's request as it always did (json.dumps of it, the
-hosted headers), and the compatible requests are exactly that request cut down by the profile."""
+hosted headers), and the compatible requests are exactly that request cut down by the profile.
+The CLI runs in the test's process (tests/support/cli_here.py): the requests are the question,
+not the process."""
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli_here import run_cli_here
 from tests.support.fake_messages_api import FakeMessagesApi
 from triage_agent.model import profiles
 
@@ -20,10 +21,9 @@ def requests(sim, profile):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
     with FakeMessagesApi(responses) as api:
         env.update(ANTHROPIC_API_KEY="sk-ant-test-not-a-key", ANTHROPIC_BASE_URL=api.url)
-        out = subprocess.run([sys.executable, "-m", "triage_agent", "checkout pods restart",
-                              "--namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--json",
-                              "--no-preflight", "--api-profile", profile], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=120)
+        out = run_cli_here(["checkout pods restart", "--namespaces", "prod", "--kubeconfig",
+                            sim.kubeconfig, "--json", "--no-preflight", "--api-profile", profile],
+                           env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     return api.requests
 

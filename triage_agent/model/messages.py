@@ -50,7 +50,7 @@ import urllib.error
 import urllib.request
 
 from triage_agent.model import profiles, sse
-from triage_agent.model.errors import ApiError  # noqa: F401 (the client raises it; callers may import it here)
+from triage_agent.model.errors import ApiError
 
 API_VERSION = "2026-10-21"
 FALLBACK_BETA = "server-side-fallback-2026-07-01"
