@@ -94,6 +94,31 @@ def test_bad_cluster_files_are_clear_errors(tmp_path, content, message):
         load_cluster(str(path))
 
 
+def test_a_cluster_file_is_read_again_when_it_or_its_base_changes_and_each_load_is_a_copy(tmp_path):
+    def cluster(*names, **more):
+        return json.dumps({"kind": "SimulatedCluster", "referenceTime": "2026-11-29T12:00:00Z",
+                           "objects": [{"kind": "Namespace", "metadata": {"name": n}} for n in names],
+                           **more})
+    base, top = tmp_path / "base.json", tmp_path / "top.json"
+    base.write_text(cluster("aaaa"))
+    top.write_text(cluster("top", base=str(base), forbidden=[]))
+
+    def names():
+        return [o["metadata"]["name"] for o in load_cluster(str(top))["objects"]]
+    first = load_cluster(str(top))
+    first["objects"][0]["metadata"]["name"] = "changed by its caller"
+    first["forbidden"].append({"resource": "pods"})
+    again = load_cluster(str(top))
+    assert names() == ["aaaa", "top"] and again["forbidden"] == []
+    base.write_text(cluster("bbbb"))   # the same size, at once: the text is what is compared
+    assert names() == ["bbbb", "top"]
+    top.write_text(cluster("next", base=str(base)))
+    assert names() == ["bbbb", "next"]
+    base.unlink()
+    with pytest.raises(ClusterFileError, match="cluster file not found"):
+        load_cluster(str(top))
+
+
 def _read_line(proc, deadline):
     box = []
     reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
