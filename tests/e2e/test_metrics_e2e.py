@@ -13,6 +13,7 @@ import pytest
 
 from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
+from mcp_kubectl_server.__main__ import main as server_main
 from tests.support.server_support import ROOT, ServerProcess
 
 METRICS_TOOLS = ("get_metrics", "query_metrics", "list_metrics")
@@ -143,14 +144,28 @@ def test_check_asks_prometheus_too(sim):
     assert "\nprometheus: metrics with series in prod over the last 60 min matching 'container_'" in done.stderr
 
 
-@pytest.mark.parametrize("flags, message", [
+BAD_PROMETHEUS_OPTIONS = [
     (("--prometheus-url", "http://p:9090", "--prometheus-service", "m/p:9090"), "give one of them"),
     (("--prometheus-service", "prometheus:9090"), "is not NAMESPACE/SERVICE:PORT"),
     (("--prometheus-token-file", "/etc/hostname"), "go with --prometheus-url"),
     (("--prometheus-url", "http://p:9090", "--prometheus-ca", "/no/such.pem"), "is not a readable file"),
     (("--prometheus-url", "prometheus:9090"), "is not an http(s) base URL"),
-])
-def test_bad_prometheus_options_exit_2(flags, message):
+]
+
+
+def test_a_bad_prometheus_option_exits_2_from_the_process():
+    # the process for one of them (its exit code, its stderr); main() here for all of them below
+    flags, message = BAD_PROMETHEUS_OPTIONS[0]
     done = subprocess.run([sys.executable, "-m", "mcp_kubectl_server", "--allow-namespaces", "prod", *flags],
                           capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags, message", BAD_PROMETHEUS_OPTIONS)
+def test_bad_prometheus_options_exit_2(flags, message, capsys):
+    try:   # argparse exits; a check after it returns the code
+        code = server_main(["--allow-namespaces", "prod", *flags])
+    except SystemExit as exc:
+        code = exc.code
+    stderr = capsys.readouterr().err
+    assert code == 2 and message in stderr and "Traceback" not in stderr
