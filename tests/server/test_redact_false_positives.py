@@ -1,8 +1,9 @@
 """What triage must read stays as it is: the redactor changes nothing but planted secrets.
 
 - every tool output for every cluster the eval scenarios run on, and the 2,000-pod `large`
-  cluster, called in-process through the real handlers (tests/support/sim_reader.py): no
-  [REDACTED] anywhere but in the crashloop logs' four planted lines, which are checked exactly;
+  cluster, called in-process through the real handlers and the simulator's own request handler
+  (tests/support/sim_reader.py), each a real answer (no tool error): no [REDACTED] anywhere but
+  in the crashloop logs' four planted lines, which are checked exactly;
 - every distinct string of those clusters' objects and logs, through redact() alone;
 - the must-keep list as a table: each value, in the contexts triage sees it in, unchanged.
 """
@@ -126,7 +127,8 @@ def test_every_tool_output_and_string_of_every_scenario_cluster_is_left_as_it_is
     with start_sim(name) as sim:
         reader = sim_reader(sim, namespaces)
         for tool, arguments in calls:
-            text, _ = run_tool(reader.for_call(), tool, arguments)
+            text, is_error = run_tool(reader.for_call(), tool, arguments)
+            assert not is_error, (tool, json.dumps(arguments), text[:300])   # a real answer
             text = redact(text)   # as the server and the loop do on the way out
             unexplained = [ln for ln in _masked_lines(text) if _untimed(ln) not in planted
                            and not _a_secret_named_key(ln)]

@@ -4,15 +4,18 @@
         reader = sim_reader(sim, ["prod"])
         text, is_error = run_tool(reader.for_call(), "get_pods", {"namespace": "prod"})
 
-The real Reader (mcp_kubectl_server/read/reader.py) with its channel replaced: requests go over
-one kept-alive HTTP connection to the simulator instead of through kubectl proxy, so a test that
-proves nothing about the process boundary (digests, redaction over many outputs) runs a hundred
-calls in the time kubectl takes to start once. Tests of the boundary use ServerProcess.
+The real Reader (mcp_kubectl_server/read/reader.py) with its channel replaced: each GET runs the
+simulator's own request handler on the calling thread, with no socket and no kubectl proxy, and
+the reader gets an http.client response parsed from the bytes the simulator would have sent. A
+test that proves nothing about the way there (digests, redaction over thousands of outputs) runs
+a read in a fraction of what a kept-alive HTTP connection costs (sockets, a server thread, both
+sides' header parsing). Tests of the HTTP path go through kubectl (tests/sim, ServerProcess).
 """
 
 import http.client
-from urllib.parse import urlsplit
+import io
 
+from fixtures.kube_sim.http import Handler
 from mcp_kubectl_server.read.reader import Reader
 
 
@@ -37,34 +40,64 @@ class _NoProxy:
         return ""
 
 
-class DirectChannel:
-    """The reader's channel (open/drop/interrupt), as one HTTP connection to `url`."""
+class _Bytes:
+    """A socket whose whole input is `data` (what http.client.HTTPResponse reads from)."""
 
-    def __init__(self, url):
-        parts = urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port
+    def __init__(self, data):
+        self.data = data
+
+    def makefile(self, mode):
+        return io.BytesIO(self.data)
+
+
+class _HandlerHere:
+    """The connection the reader uses (request, getresponse), answered by the simulator's handler."""
+
+    sock = True  # never closed under the reader
+
+    def __init__(self, sim):
+        self.sim = sim
+        self._request = None
+
+    def request(self, method, target, headers=None):
+        self._request = (method, target, dict(headers or {}, Host=self.sim.url.split("//")[1]))
+
+    def getresponse(self):
+        method, target, headers = self._request
+        handler = Handler.__new__(Handler)   # no socket: what handle() would have set up
+        handler.server, handler.client_address = self.sim.httpd, ("127.0.0.1", 0)
+        handler.command, handler.path, handler.request_version = method, target, "HTTP/1.1"
+        handler.requestline = f"{method} {target} HTTP/1.1"
+        handler.headers, handler.wfile, handler.close_connection = headers, io.BytesIO(), False
+        getattr(handler, "do_" + method)()
+        response = http.client.HTTPResponse(_Bytes(handler.wfile.getvalue()), method=method)
+        response.begin()
+        return response
+
+    def close(self):
+        pass
+
+
+class HandlerChannel:
+    """The reader's channel (open/drop/interrupt) over _HandlerHere."""
+
+    def __init__(self, sim):
         self.proxy = _NoProxy()
-        self.conn = None
+        self.conn = _HandlerHere(sim)
 
     def open(self, timeout, cancelled=None):
-        reused = self.conn is not None and self.conn.sock is not None
-        if not reused:
-            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-            self.conn.connect()
-        return self.conn, reused
+        return self.conn, False
 
     def drop(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        pass
 
     def interrupt(self):
-        self.drop()
+        pass
 
 
 def sim_reader(sim, namespaces):
     """A Reader whose reads go straight to `sim` (a running fixtures.kube_sim Simulator); the
     `namespaces` are what the real one would be scoped to (its proxy is never started)."""
     reader = Reader(namespaces=namespaces, timeout=120.0)   # a busy machine is not a failure here
-    reader._channel = DirectChannel(sim.url)  # the seam: everything else is the real reader
+    reader._channel = HandlerChannel(sim)  # the seam: everything else is the real reader
     return reader
