@@ -45,8 +45,10 @@ class Outcome:
 
     def to_dict(self):
         """The outcome as a JSON-ready dict (the --json object): money rounded, what the
-        operator's approvals came to in `actions_taken`, and strict JSON (no NaN) throughout."""
-        out = dataclasses.asdict(self)
+        operator's approvals came to in `actions_taken`, and strict JSON (no NaN) throughout.
+        Its fields hold plain JSON values, and strict_json copies every dict and list of them:
+        no dataclasses.asdict, whose deep copy was most of the time of a short run's outcome."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["cost_usd"] = records.money(self.cost_usd)
         out["actions_taken"] = report.actions_taken(self.proposals)
         out["context"] = self.context or context.Keeper(max_result_bytes=0, budget_tokens=0).stats(
