@@ -53,8 +53,6 @@ class _Bytes:
 class _HandlerHere:
     """The connection the reader uses (request, getresponse), answered by the simulator's handler."""
 
-    sock = True  # never closed under the reader
-
     def __init__(self, sim):
         self.sim = sim
         self._request = None
@@ -73,9 +71,6 @@ class _HandlerHere:
         response = http.client.HTTPResponse(_Bytes(handler.wfile.getvalue()), method=method)
         response.begin()
         return response
-
-    def close(self):
-        pass
 
 
 class HandlerChannel:
