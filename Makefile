@@ -26,6 +26,8 @@ check:
 # guard an environment against another pip), and a .pth file puts the directory on the venv's path
 # (a .venv without that directory is made again). The first collection of a fresh checkout (see
 # test) runs while the second pip still writes, beside no import of what it writes (no .pth yet).
+# A venv with a pip of its own installs the two one after the other: the first may replace the
+# very pip the second runs from (tests/requirements.txt pins pip).
 SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
 SITE_PTH = import os, sysconfig; site = sysconfig.get_path("purelib"); \
@@ -36,14 +38,15 @@ test-deps: check
 		{ [ -d .venv/schemas ] || rm -rf .venv; } && \
 		{ [ -x .venv/bin/python ] || $(PYTHON) -m venv --without-pip .venv; } && \
 		if [ ! -x .venv/bin/pip ] && $(PYTHON) -m pip --python .venv/bin/python --version >/dev/null 2>&1; then \
-			pip="$(PYTHON) -m pip --python .venv/bin/python"; \
+			pip="$(PYTHON) -m pip --python .venv/bin/python"; own=; \
 		else { [ -x .venv/bin/pip ] || .venv/bin/python -m ensurepip --default-pip >/dev/null; } && \
-			pip=".venv/bin/python -m pip"; fi && \
+			pip=".venv/bin/python -m pip"; own=yes; fi && \
 		grep -v -i '^$(SCHEMAS)==' tests/requirements.txt > .venv/requirements-rest.txt && \
 		rm -rf .venv/schemas && \
-		{ $$pip $(PIP_INSTALL) --target .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt) & \
-			schemas=$$!; $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; rest=$$?; \
-			[ $$rest != 0 ] || $(WARM_UP); wait $$schemas && [ $$rest = 0 ]; } && \
+		schemas() { $$pip $(PIP_INSTALL) --target .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt); } && \
+		if [ -n "$$own" ]; then $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt && schemas; \
+		else schemas & pid=$$!; $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; rest=$$?; \
+			[ $$rest != 0 ] || $(WARM_UP); wait $$pid && [ $$rest = 0 ]; fi && \
 		.venv/bin/python -c '$(SITE_PTH)' && \
 		cp tests/requirements.txt .venv/requirements.txt; }
 
