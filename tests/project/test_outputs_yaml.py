@@ -11,7 +11,7 @@ from tests.support.yaml_docs import YamlError, load_documents, read_front_matter
     ("---\nname: x\n", "not closed"),
     ("---\ndescription: Use when: pods restart\n---\n", "mapping values are not allowed"),
     ("---\nname: x\nname: y\n---\n", "duplicate key 'name'"),
-    ("---\nname: x\n\ttools: a\n---\n", "found character '\\\\t'"),
+    ("---\nname: x\n\ttools: a\n---\n", "found character '\\\\t'|found a tab character"),
     ("---\nname: *anchor\n---\n", "undefined alias"),
     ("---\nname: x\n   odd: y\n---\n", "mapping values are not allowed"),
     ("---\n- just a list\n---\n", "not a mapping"),
