@@ -4,6 +4,7 @@ matching the scenario code, clear errors for bad ones) and its command line
 on a bad cluster file).
 """
 
+import copy
 import json
 import shutil
 import signal
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.kube_sim import managed
 from fixtures.kube_sim.build import CLUSTERS, build
 from fixtures.kube_sim.scenarios.core import SCENARIOS
-from fixtures.kube_sim.store import (ClusterFileError, _read_doc, _shift, _shift_objects, load_cluster,
-                                    resolve_cluster_path)
+from fixtures.kube_sim.store import (ClusterFileError, Store, _read_doc, _shift, _shift_objects,
+                                    load_cluster, resolve_cluster_path)
 from fixtures.kube_sim.tables.core import human_duration
 from tests.sim.test_reads import POD
 
@@ -117,6 +119,25 @@ def test_a_cluster_file_is_read_again_when_it_or_its_base_changes_and_each_load_
     base.unlink()
     with pytest.raises(ClusterFileError, match="cluster file not found"):
         load_cluster(str(top))
+
+
+@pytest.mark.parametrize("cluster", ["crashloop", "rbac-list", "limit-cut"])
+def test_an_object_read_for_the_first_time_has_the_managed_fields_it_would_have_had_at_start(cluster):
+    loaded = load_cluster(cluster, now=datetime(2026, 12, 1, tzinfo=timezone.utc))
+    eager = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]):
+             managed.ensure(copy.deepcopy(o))["metadata"].get("managedFields") for o in loaded["objects"]}
+    store = Store(copy.deepcopy(loaded))
+    pod = next(o for o in loaded["objects"] if o["kind"] == "Pod")["metadata"]
+    by_get = store.get("pods", pod["namespace"], pod["name"])["metadata"]["managedFields"]
+    served = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]):
+              o["metadata"].get("managedFields") for _, o in store.stored()}
+    assert by_get == eager[("Pod", pod["namespace"], pod["name"])] and by_get
+    assert {k: v for k, v in served.items() if k in eager} == eager
+    assert any(fields for fields in eager.values()) and all(
+        served[k] is not None for k in served if k[0] != "Event")
+    listed, _ = store.list("pods", pod["namespace"])
+    assert all(o["metadata"]["managedFields"] == eager[("Pod", o["metadata"]["namespace"],
+                                                         o["metadata"]["name"])] for o in listed)
 
 
 def _read_line(proc, deadline):

@@ -23,7 +23,7 @@ VERDICTS = {}  # {shape: problems}, shared by the cluster files: most of their o
 def served(name):
     """The objects a simulator of cluster `name` serves: stored, then derived."""
     store = Store(load_cluster(name))
-    return list(store.objects.values()) + [obj for resource in sorted(DERIVED)
+    return [obj for _, obj in store.stored()] + [obj for resource in sorted(DERIVED)
                                            for obj in store._derived(resource, "")]
 
 
