@@ -10,13 +10,16 @@ in-scope namespace label (check_series) or the answer is refused. Which reads se
                    Prometheus queries (QUERIES): one instant, four over the window
     query_metrics  /api/v1/query or /api/v1/query_range with the scoped query
     list_metrics   /api/v1/series of {namespace="NS"} (or the names matching `match`) over an hour
+
+The registry imports this module in every server, to read NEEDS_PROMETHEUS; the PromQL parser
+(digests/promql*.py, a third of the server's own import time) is imported by the first call that
+needs it, which a server without Prometheus never makes.
 """
 
 import re
 import time
 
 from mcp_kubectl_server.digests.metrics import metrics_digest
-from mcp_kubectl_server.digests.promql import PromQLError, check_series, scope_query
 from mcp_kubectl_server.digests.series import list_digest, query_digest
 from mcp_kubectl_server.read.errors import ReadError
 from mcp_kubectl_server.tools.spec import NAMESPACE, POD, Tool
@@ -135,6 +138,7 @@ def _api(reader, endpoint, params):
 
 
 def _scoped(data, namespace):
+    from mcp_kubectl_server.digests.promql import PromQLError, check_series  # see the docstring
     try:
         check_series(data, [namespace])
     except PromQLError as exc:
@@ -196,6 +200,7 @@ def get_metrics(reader, args):
 
 
 def query_metrics(reader, args):
+    from mcp_kubectl_server.digests.promql import PromQLError, scope_query  # see the docstring
     ns, text = args["namespace"], args["promql"]
     try:
         query = scope_query(text, ns)
