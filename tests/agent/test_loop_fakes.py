@@ -45,8 +45,9 @@ class ScriptedModel:
 
     def __call__(self, request):
         try:  # a copy as the wire carries it; the real API's JSON parser takes no NaN
-            body = json.loads(json.dumps(request, allow_nan=False))
-            problems = request_problems(body)
+            wire = json.dumps(request, allow_nan=False)
+            body = json.loads(wire)
+            problems = request_problems(body, wire)
         except ValueError as exc:
             body, problems = copy.deepcopy(request), [f"the request is not JSON: {exc}"]
         self.requests.append(body)

@@ -189,19 +189,19 @@ def raw_field(raw, name):
     return text[start:end].encode("utf-8")
 
 
-def count_breakpoints(body):
-    """Number of cache_control breakpoints anywhere in a request body."""
-    text = json.dumps(body)
-    return text.count('"cache_control"')
+def count_breakpoints(body, text=None):
+    """Number of cache_control breakpoints anywhere in a request body (`text`: its JSON, when
+    the caller has it already)."""
+    return (text if text is not None else json.dumps(body)).count('"cache_control"')
 
 
-def request_problems(body):
-    """Fields and shapes this project must never send."""
+def request_problems(body, text=None):
+    """Fields and shapes this project must never send (`text`: the body's JSON, if at hand)."""
     problems = [f"{name}: not allowed" for name in FORBIDDEN_FIELDS if name in body]
     for field in ("model", "max_tokens", "messages"):
         if field not in body:
             problems.append(f"{field}: Field required")
-    if count_breakpoints(body) > 4:
+    if count_breakpoints(body, text) > 4:
         problems.append("A maximum of 4 blocks with cache_control may be provided")
     for tool in body.get("tools", []):
         if tool.get("strict"):
@@ -299,7 +299,7 @@ class FakeMessagesApi:
         if handler.path != "/v1/messages":
             return self._send(handler, 404, error_body(404, "not_found_error", "Not found", rid),
                               {"request-id": rid})
-        problems = (request_problems(body) if isinstance(body, dict)
+        problems = (request_problems(body, raw.decode("utf-8")) if isinstance(body, dict)
                     else ["There was an error parsing the body of your request: not JSON"])
         if problems:
             return self._send(handler, 400, error_body(400, "invalid_request_error",
