@@ -156,7 +156,13 @@ def _parent_death_signal():
 
 
 class Proxy:
-    """One `kubectl proxy` child; `ensure()` returns the socket path of a running one."""
+    """One `kubectl proxy` child; `ensure()` returns the socket path of a running one.
+
+    `kill_with_parent` (on): on Linux the child gets SIGKILL when the thread that launched it
+    ends or its process dies, even by SIGKILL. It needs a preexec_fn, so each launch forks the
+    whole process (a vfork otherwise): a caller that outlives its proxy by design and stops it
+    itself may turn it off (the tests' in-process servers, in test processes of 200 MB).
+    """
 
     def __init__(self, binary="kubectl", *, context=None, kubeconfig=None, namespaces=(),
                  cluster_scoped=True, service=None, read_tls=False, env=None,
@@ -171,6 +177,7 @@ class Proxy:
                         f"--reject-methods={REJECT_METHODS}",
                         r"--accept-hosts=^localhost$"]
         self.start_timeout = start_timeout
+        self.kill_with_parent = True
         self.starts = 0
         self.proc = None
         self.socket_path = None
@@ -237,7 +244,7 @@ class Proxy:
             self.proc = subprocess.Popen(
                 self.argv(self.socket_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, env=self.env, start_new_session=True,
-                preexec_fn=_parent_death_signal())
+                preexec_fn=_parent_death_signal() if self.kill_with_parent else None)
         except FileNotFoundError:
             raise ProxyError(f"kubectl is not installed or not found at {self.binary!r}; the operator"
                              " must install it or pass --kubectl PATH") from None

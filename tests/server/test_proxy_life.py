@@ -1,7 +1,8 @@
 """The kubectl proxy child's life: its private socket directory, its start (at the server's
 start, before the first read), its restart after a crash, its errors when it cannot start or
 keeps dying, a kept-alive connection it dropped, the environment it is given, and its end with
-the server's, however the server ends (the server's process: a signal needs one).
+the server's, however the server ends (the server's process: a signal needs one), by the
+parent-death signal unless that is turned off.
 
 Its filters (what it lets through) are tests/server/test_proxy.py's.
 """
@@ -12,9 +13,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 
+from mcp_kubectl_server.read.proxy import Proxy
 from mcp_kubectl_server.read.reader import ReadError, Reader
 from tests.server.test_proxy import POD, reader  # noqa: F401 (fixture)
 from tests.support.api_stub import wait_for
@@ -116,6 +119,27 @@ def test_no_proxy_outlives_the_server(kube_sim, how, code):
         assert server.proc.wait(timeout=10) == code
     assert wait_for(lambda: not _alive(pid)), f"kubectl proxy {pid} outlived the server ({how})"
     assert _proxies(sim.kubeconfig) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux only")
+def test_the_parent_death_signal_is_on_unless_turned_off(shared_sim):
+    """Linux sends it when the thread that launched the child ends: a proxy launched from a
+    thread that has ended is killed with it, unless kill_with_parent was turned off."""
+    sim = shared_sim("crashloop")
+    proxies = [Proxy(kubeconfig=sim.kubeconfig, namespaces=["prod"]) for _ in range(2)]
+    proxies[1].kill_with_parent = False
+    try:
+        for proxy in proxies:
+            launcher = threading.Thread(target=proxy.prepare)
+            launcher.start()
+            launcher.join()
+        assert proxies[0].proc.wait(timeout=10) == -signal.SIGKILL
+        # serving, and the child it launched: a killed one never prints its line (ensure() would
+        # then launch another, or fail)
+        assert proxies[1].ensure() and proxies[1].starts == 1 and proxies[1].alive()
+    finally:
+        for proxy in proxies:
+            proxy.stop()
 
 
 def test_prepare_launches_without_waiting_and_the_first_read_waits(kube_sim, tmp_path):

@@ -14,7 +14,11 @@ gave) are those a process would have. What is saved is the interpreter and the s
 imports: about 0.1 s of CPU a server.
 
 What it does not prove, so the tests of those start the process: main()'s signal handlers and
-its 128+N exit codes, os._exit, stdout swapped for stderr, file descriptors of its own. A test
+its 128+N exit codes, os._exit, stdout swapped for stderr, file descriptors of its own, and the
+proxy's parent-death signal (Proxy.kill_with_parent is off here: launching with it forks the
+whole test process, about 10 ms of the kernel's CPU at 200 MB where a vfork costs nothing, and
+the server's own close() stops the proxy; tests/server/test_proxy_life.py proves the signal on
+server processes). A test
 that needs the process fails loudly here: `pid` is absent and send_signal() raises.
 terminate() and kill() raise an exception in the thread, as the server's SIGTERM handler does in
 its main thread, and wake it (stdin is closed, the read in progress interrupted): the thread ends
@@ -137,6 +141,7 @@ def popen(argv, **options):
         reader = open_reader(args, env=options.get("env"))
     except (ValueError, OSError):  # the real process says why, and exits 2
         return subprocess.Popen(argv, **options)
+    reader.proxy.kill_with_parent = False   # see the module's docstring
     return ServerInThread(list(argv), args, reader)
 
 
