@@ -17,11 +17,11 @@ first, and a proposed action that already ran says so instead of offering its co
 
 import functools
 import json
+import os
 import re
 import shlex
 import sys
 import textwrap
-from pathlib import Path
 
 from triage_agent.actions import KINDS, build_argv
 from triage_agent.schema import validate
@@ -29,8 +29,9 @@ from triage_agent.terminal import printable
 
 # In a checkout the schema sits in outputs/; `pip install .` puts that same file under
 # {prefix}/share/triage-agent/ (pyproject's data-files), since it lives outside the package.
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "outputs" / "report.schema.json"
-INSTALLED_SCHEMA_PATH = Path(sys.prefix) / "share" / "triage-agent" / "report.schema.json"
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "outputs",
+                           "report.schema.json")
+INSTALLED_SCHEMA_PATH = os.path.join(sys.prefix, "share", "triage-agent", "report.schema.json")
 WIDTH = 100
 
 WRITE_REPORT_DESCRIPTION = (
@@ -57,10 +58,10 @@ class ReportSchemaError(Exception):
 def load_report_schema(path=None) -> dict:
     """The report JSON Schema (cached; treat it as read-only)."""
     if path is None:
-        path = SCHEMA_PATH if SCHEMA_PATH.exists() else INSTALLED_SCHEMA_PATH
-    path = Path(path)
+        path = SCHEMA_PATH if os.path.exists(SCHEMA_PATH) else INSTALLED_SCHEMA_PATH
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as f:
+            schema = json.load(f)
     except FileNotFoundError:
         raise ReportSchemaError(f"report schema not found at {path}: it ships in the "
                                 "project's outputs/ directory next to triage_agent/") from None
