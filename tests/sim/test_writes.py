@@ -5,6 +5,7 @@ Each test starts its own simulator (kube_sim), since each changes it.
 
 import json
 import shutil
+from urllib.request import urlopen
 
 import pytest
 
@@ -73,3 +74,29 @@ def test_delete_missing_pod_is_not_found_and_changes_nothing(kube_sim):
     out = kubectl(sim, "delete", "pod", "nope", "-n", "prod")
     assert out.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
     assert [e["status"] for e in sim.journal_entries()] == [404]
+
+
+def test_a_list_served_from_kept_texts_is_json_dumps_of_the_list_and_shows_each_write(kube_sim):
+    """The simulator keeps each stored object's JSON (Store.json_text) once it was read: a list
+    must still be exactly json.dumps of the list, page by page, and a write must show at once."""
+    sim = kube_sim("crashloop")
+
+    def get(path):
+        with urlopen(sim.url + path, timeout=10) as answer:
+            body = answer.read().decode()
+        assert json.dumps(json.loads(body)) == body   # the bytes json.dumps gives
+        return json.loads(body)
+    pods = get("/api/v1/namespaces/prod/pods")
+    items, rv = sim.store.list("pods", "prod")
+    assert pods == {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
+                    "items": items} and len(items) > 2
+    first = get("/api/v1/namespaces/prod/pods?limit=2")
+    rest = get("/api/v1/namespaces/prod/pods?limit=2&continue=" + first["metadata"]["continue"])
+    assert first["items"] + rest["items"] == items[:4]
+    deployment = "/apis/apps/v1/namespaces/prod/deployments/checkout"
+    assert get(deployment) in get("/apis/apps/v1/namespaces/prod/deployments")["items"]
+    ok(sim, "rollout", "restart", "deployment/checkout", "-n", "prod")
+    restarted = get(deployment)["spec"]["template"]["metadata"]["annotations"]
+    assert "kubectl.kubernetes.io/restartedAt" in restarted
+    assert get(deployment) in get("/apis/apps/v1/namespaces/prod/deployments")["items"]
+    assert POD not in {p["metadata"]["name"] for p in get("/api/v1/namespaces/prod/pods")["items"]}
