@@ -5,13 +5,16 @@ import pytest
 
 from tests.support.yaml_docs import YamlError, load_documents, read_front_matter
 
+# libyaml (yaml.CSafeLoader, see tests/support/yaml_docs.py) words a tab in indentation its own way
+WORDINGS = {"found character '\\\\t'": "found character '\\\\t'|found a tab character"}
+
 
 @pytest.mark.parametrize("text, message", [
     ("name: x\n---\n", "must start with"),
     ("---\nname: x\n", "not closed"),
     ("---\ndescription: Use when: pods restart\n---\n", "mapping values are not allowed"),
     ("---\nname: x\nname: y\n---\n", "duplicate key 'name'"),
-    ("---\nname: x\n\ttools: a\n---\n", "found character '\\\\t'|found a tab character"),
+    ("---\nname: x\n\ttools: a\n---\n", "found character '\\\\t'"),
     ("---\nname: *anchor\n---\n", "undefined alias"),
     ("---\nname: x\n   odd: y\n---\n", "mapping values are not allowed"),
     ("---\n- just a list\n---\n", "not a mapping"),
@@ -19,7 +22,7 @@ from tests.support.yaml_docs import YamlError, load_documents, read_front_matter
     ("---\nname: !!python/object:os.system x\n---\n", "could not determine a constructor"),
 ])
 def test_reader_rejects_what_it_cannot_read_safely(text, message):
-    with pytest.raises(YamlError, match=message):
+    with pytest.raises(YamlError, match=WORDINGS.get(message, message)):
         read_front_matter(text)
 
 
