@@ -27,6 +27,7 @@ tests/support/prompt_cache.py). Pass one `cache=PromptCache()` to two fakes to m
 against the cache the first one left.
 """
 
+import functools
 import json
 import re
 import threading
@@ -203,11 +204,22 @@ def request_problems(body, text=None):
             problems.append(f"{field}: Field required")
     if count_breakpoints(body, text) > 4:
         problems.append("A maximum of 4 blocks with cache_control may be provided")
-    for tool in body.get("tools", []):
-        if tool.get("strict"):
+    tools = body.get("tools", [])
+    if isinstance(tools, list) and tools:
+        problems += _tools_problems(json.dumps(tools))
+    return problems + conversation_problems(body.get("messages"))
+
+
+@functools.lru_cache(maxsize=256)
+def _tools_problems(tools_json):
+    """The strict tools' schema problems of a tools list (by its JSON: a run sends the same list
+    with every request, and the randomized loop tests make thousands of requests)."""
+    problems = []
+    for tool in json.loads(tools_json):
+        if isinstance(tool, dict) and tool.get("strict"):
             problems += [f"tools.{tool.get('name')}.{p}"
                          for p in strict_schema_problems(tool.get("input_schema"))]
-    return problems + conversation_problems(body.get("messages"))
+    return tuple(problems)
 
 
 def _no_constants(name):
