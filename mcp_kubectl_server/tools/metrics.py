@@ -12,8 +12,8 @@ in-scope namespace label (check_series) or the answer is refused. Which reads se
     list_metrics   /api/v1/series of {namespace="NS"} (or the names matching `match`) over an hour
 
 The registry imports this module in every server, to read NEEDS_PROMETHEUS; the PromQL parser
-(digests/promql*.py, about a sixth of the server's own import time) is imported by the first call that
-needs it, which a server without Prometheus never makes.
+(digests/promql*.py, about a sixth of the server's own import time) is imported by the first
+call that needs it, which a server without Prometheus never makes.
 """
 
 import re

@@ -18,8 +18,8 @@ its 128+N exit codes, os._exit, stdout swapped for stderr, file descriptors of i
 proxy's parent-death signal (Proxy.kill_with_parent is off here: launching with it forks the
 whole test process, about 10 ms of the kernel's CPU at 200 MB where a vfork costs nothing, and
 the server's own close() stops the proxy; tests/server/test_proxy_life.py proves the signal on
-server processes). A test
-that needs the process fails loudly here: `pid` is absent and send_signal() raises.
+server processes). A test that needs the process fails loudly here: `pid` is absent and
+send_signal() raises.
 terminate() and kill() raise an exception in the thread, as the server's SIGTERM handler does in
 its main thread, and wake it (stdin is closed, the read in progress interrupted): the thread ends
 with 143 (the server's answer to SIGTERM) or -9 (what Popen says of a killed child), and the
