@@ -20,13 +20,13 @@ check:
 # into another interpreter (--python, pip 22.3 and later) the venv gets no pip of its own:
 # bootstrapping one cost more CPU than the whole install. The file pins every dependency, so pip
 # resolves nothing (--no-deps), and bytecode is left to the first import (--no-compile).
-# kubernetes-validate alone is half the install's CPU (17,000 schema files to create, mostly the
-# kernel's time), so a second pip installs it into a directory of its own, .venv/schemas, while
-# the first installs the rest into site-packages: no two pips write one directory (pip does not
-# guard an environment against another pip), and a .pth file puts the directory on the venv's path
-# (a .venv without that directory is made again). The first collection of a fresh checkout (see
-# test) runs while the second pip still writes, beside no import of what it writes (no .pth yet).
-# A venv with a pip of its own installs the two one after the other: the first may replace the
+# kubernetes-validate is not unpacked: its wheel is 17,000 schema files (108 MB), and creating
+# them was 4 to 20 s of the kernel's time, more than all the rest of the install. A second pip
+# downloads the pinned wheel into .venv/schemas (beside the first, which installs the rest into
+# site-packages: no two pips write one directory), and the schema tests import it from there as a
+# zip archive (tests/support/kube_schemas.py); a .venv without that directory is made again, and
+# the schemas.pth of the layout before (an unpacked copy on the path) is removed.
+# A venv with a pip of its own runs the two one after the other: the first may replace the
 # very pip the second runs from (tests/requirements.txt pins pip).
 # $(PYTHON) is resolved to its interpreter once (a version manager's shim, pyenv's, costs 0.15 s
 # of CPU a call), and its pip is asked for its version by importing it (pip 22.3 brought
@@ -34,8 +34,7 @@ check:
 PIP_HAS_PYTHON = import sys, pip; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))
 SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
-SITE_PTH = import os, sysconfig; site = sysconfig.get_path("purelib"); \
-	open(os.path.join(site, "schemas.pth"), "w").write(os.path.relpath(".venv/schemas", site) + "\n")
+PIP_DOWNLOAD = download --quiet --no-deps --only-binary :all: --disable-pip-version-check
 test-deps: check
 	@cmp -s tests/requirements.txt .venv/requirements.txt 2>/dev/null || { \
 		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
@@ -48,11 +47,11 @@ test-deps: check
 			pip=".venv/bin/python -m pip"; own=yes; fi && \
 		grep -v -i '^$(SCHEMAS)==' tests/requirements.txt > .venv/requirements-rest.txt && \
 		rm -rf .venv/schemas && \
-		schemas() { $$pip $(PIP_INSTALL) --target .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt); } && \
+		schemas() { $$pip $(PIP_DOWNLOAD) --dest .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt); } && \
 		if [ -n "$$own" ]; then $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt && schemas; \
 		else schemas & pid=$$!; $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; rest=$$?; \
 			[ $$rest != 0 ] || $(WARM_UP); wait $$pid && [ $$rest = 0 ]; fi && \
-		.venv/bin/python -c '$(SITE_PTH)' && \
+		rm -f .venv/lib/python*/site-packages/schemas.pth && \
 		cp tests/requirements.txt .venv/requirements.txt; }
 
 # The metrics tests run the real Prometheus server and its promtool: Debian's prometheus package

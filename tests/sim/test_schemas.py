@@ -9,7 +9,6 @@ the schemas shipped.
 import copy
 import json
 
-import kubernetes_validate
 import pytest
 
 from fixtures.kube_sim.store import CLUSTERS_DIR, DERIVED, RESOURCES, Store, load_cluster
@@ -69,12 +68,20 @@ def test_one_check_per_shape_still_reports_every_failing_object():
 
 
 def test_the_check_agrees_with_kubernetes_validate():
+    kubernetes_validate = kube_schemas.kubernetes_validate()
     node = a_node()
     assert kubernetes_validate.validate(node, VERSION, strict=True) == VERSION
     node["spec"]["colour"] = "blue"
     with pytest.raises(kubernetes_validate.ValidationError) as raised:
         kubernetes_validate.validate(node, VERSION, strict=True)
     assert problems(node) == [f"spec: {raised.value.message}"]
+
+
+def test_the_schemas_are_those_of_the_pinned_kubernetes_validate():
+    pinned = [line.split("==")[1].strip() for line in
+              (kube_schemas.ROOT / "tests" / "requirements.txt").read_text().splitlines()
+              if line.lower().startswith("kubernetes-validate==")]
+    assert pinned and kube_schemas.kubernetes_validate().__version__ == pinned[0]
 
 
 # Keywords that constrain a value rather than a shape: none may appear in the schemas, except an

@@ -4,44 +4,77 @@
     check_all(objects, verdicts)   -> [(object, problems)] for each object that fails
 
 The schemas are the ones kubernetes-validate ships (a test-only dependency; nothing is
-downloaded), for the version the simulator claims (fixtures/kube_sim/http.py: 1.32), in their
-strict form (additionalProperties false). One validator is built per kind, the way
-kubernetes_validate.validate() builds it on every call, and kept: that function reads the 1.3 MB
-definitions file each time, some 12 ms per object, where a kept validator takes about 1 ms.
+downloaded), read from its wheel where `make test` keeps it (below), for the version the
+simulator claims (fixtures/kube_sim/http.py: 1.32), in their strict form (additionalProperties
+false). One validator is built per kind, the way kubernetes_validate.validate() builds it on
+every call, and kept: that function reads the 1.3 MB definitions file each time, some 12 ms per
+object, where a kept validator takes about 1 ms.
 
 check_all() validates one object of each distinct shape (its keys, list items and the JSON type
 of each value; apiVersion and kind by value): these schemas constrain nothing else (no pattern,
 length, range or enum but apiVersion and kind; oneOf only between types), so two objects of the
 same shape pass or fail alike. tests/sim/test_schemas.py proves that of the shipped schemas, so a
 new kubernetes-validate that adds such a keyword fails there instead of being trusted.
+
+`make test` does not unpack kubernetes-validate: its wheel holds 17,000 schema files (108 MB,
+every Kubernetes version from 1.25 on) of which these tests read a dozen, and writing them out
+took 4 to 20 s of the kernel's time on a fresh clone. pip downloads the pinned wheel into
+.venv/schemas, and the first call here that needs the package puts that file on sys.path: Python
+imports a pure wheel as a zip archive, and the package reads its schemas through
+importlib_resources, which reads them from the archive. Not at import (a collection imports this
+module in every worker) and not through a .pth file (every interpreter of the venv would read
+the archive's index of 17,000 names at its first import that misses): reading that index twice,
+for the import and for the resources, is 0.3 s of CPU. An installed kubernetes_validate, where
+there is one, comes first.
 """
 
 import functools
+import importlib
 import json
 import re
-
-import importlib_resources
-import jsonschema
-from referencing import Registry, Resource
+import sys
+from pathlib import Path
 
 from fixtures.kube_sim.http import VERSION as SIM_VERSION
 
+ROOT = Path(__file__).resolve().parents[2]
+WHEELS = ROOT / ".venv" / "schemas"
 VERSION = f"{SIM_VERSION['major']}.{SIM_VERSION['minor']}"
-SCHEMA_DIR = (importlib_resources.files("kubernetes_validate") / "kubernetes-json-schema"
-              / f"v{VERSION}.0-local-strict")
 BY_VALUE = ("apiVersion", "kind")  # the keys whose values the schemas constrain (enum)
+
+
+@functools.cache
+def kubernetes_validate():
+    """The kubernetes_validate package: installed, or else imported from the wheel in WHEELS."""
+    try:
+        return importlib.import_module("kubernetes_validate")
+    except ImportError:
+        wheels = sorted(WHEELS.glob("kubernetes_validate-*.whl"))
+        if len(wheels) != 1:
+            raise ImportError(f"kubernetes_validate is not installed and {WHEELS} holds"
+                              f" {len(wheels)} of its wheels, not one: run `make test-deps`")
+        sys.path.append(str(wheels[0]))
+        return importlib.import_module("kubernetes_validate")
+
+
+@functools.cache
+def schema_dir():
+    """The package's directory of the simulator's version's schemas, strict form."""
+    import importlib_resources
+    return (importlib_resources.files(kubernetes_validate()) / "kubernetes-json-schema"
+            / f"v{VERSION}.0-local-strict")
 
 
 @functools.cache
 def definitions():
     """The shared definitions every kind's schema refers to."""
-    return json.loads((SCHEMA_DIR / "_definitions.json").read_text(encoding="utf-8"))
+    return json.loads((schema_dir() / "_definitions.json").read_text(encoding="utf-8"))
 
 
 def schema_file(api_version, kind):
     """kubernetes-validate's file for a kind: apps/v1 Deployment -> deployment-apps-v1.json."""
     group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    return SCHEMA_DIR / f"{kind.lower()}-{group}.json"
+    return schema_dir() / f"{kind.lower()}-{group}.json"
 
 
 @functools.cache
@@ -50,6 +83,8 @@ def validator(api_version, kind):
     path = schema_file(api_version, kind)
     if not path.is_file():
         raise LookupError(f"no Kubernetes {VERSION} schema for {api_version} {kind}")
+    import jsonschema  # the first check pays for these, not a collection's import
+    from referencing import Registry, Resource
     schema = json.loads(path.read_text(encoding="utf-8"))
     registry = Resource.from_contents(definitions()) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
