@@ -1,7 +1,8 @@
 """tests/conftest.py gives SIGINT back to the processes the tests start, even when the suite
 itself was started with SIGINT ignored (in the background of a non-interactive shell): the
 ^C tests of the CLI and the server depend on it. It makes the garbage collector of every
-pytest process run less often. And its shared_sim, the simulators read-only
+pytest process run less often, and collect once at the end, which still reports what a
+finalizer raised. And its shared_sim, the simulators read-only
 tests share, refuses to hand out one that a test wrote to."""
 
 import gc
@@ -12,8 +13,9 @@ import sys
 import urllib.request
 
 import pytest
+from _pytest.unraisableexception import gc_collect_iterations_key
 
-from tests.conftest import GC_THRESHOLDS
+from tests.conftest import GC_AT_END, GC_THRESHOLDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -38,6 +40,34 @@ def test_a_suite_started_with_sigint_ignored_gives_it_back():
 
 def test_the_test_process_collects_garbage_less_often():
     assert gc.get_threshold() == GC_THRESHOLDS and GC_THRESHOLDS[0] > 700
+
+
+CYCLE_WITH_A_FAILING_FINALIZER = """
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        raise RuntimeError("the finalizer of a cycle")
+
+
+def test_leaves_a_cycle():
+    Cycle()
+"""
+
+
+def test_one_collection_at_the_end_still_reports_what_a_finalizer_raised(request, tmp_path):
+    assert request.config.stash[gc_collect_iterations_key] == GC_AT_END == 1
+    (tmp_path / "test_cycle.py").write_text(CYCLE_WITH_A_FAILING_FINALIZER)
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "-p", "tests.conftest", "--rootdir", str(tmp_path),
+                           str(tmp_path / "test_cycle.py")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "PytestUnraisableExceptionWarning" in done.stderr
+    assert "RuntimeError: the finalizer of a cycle" in done.stderr
 
 
 def test_a_server_that_ended_or_has_a_reply_pending_is_not_settled(kube_sim):
