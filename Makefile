@@ -20,18 +20,24 @@ check:
 # into another interpreter (--python, pip 22.3 and later) the venv gets no pip of its own:
 # bootstrapping one cost more CPU than the whole install. The file pins every dependency, so pip
 # resolves nothing (--no-deps), and bytecode is left to the first import (--no-compile).
-# kubernetes-validate is not unpacked: its wheel is 17,000 schema files (108 MB), and creating
-# them was 4 to 20 s of the kernel's time, more than all the rest of the install. A second pip
-# downloads the pinned wheel into .venv/schemas (beside the first, which installs the rest into
-# site-packages: no two pips write one directory), and the schema tests import it from there as a
-# zip archive (tests/support/kube_schemas.py); a .venv without that directory is made again, and
+# The pins come in three parts, by name. FIRST is what a collection of the tests imports (pytest,
+# what pytest needs, PyYAML): once it is in, the first collection of a fresh checkout (WARM_UP,
+# see test) runs while a second pip installs the rest (xdist, setuptools and pip for the
+# packaging test, jsonschema and the like for the schema tests), which no collection imports
+# (it loads no plugin either: PYTEST_DISABLE_PLUGIN_AUTOLOAD). kubernetes-validate is not
+# unpacked: its wheel is 17,000 schema files (108 MB), and creating them was 4 to 20 s of the
+# kernel's time, more than all the rest of the install. A third pip downloads the pinned wheel
+# into .venv/schemas while the others install, and the schema tests import it from there as a zip
+# archive (tests/support/kube_schemas.py). No two pips ever write one directory at once (pip does
+# not guard an environment against another pip). A .venv without .venv/schemas is made again, and
 # the schemas.pth of the layout before (an unpacked copy on the path) is removed.
-# A venv with a pip of its own runs the two one after the other: the first may replace the
-# very pip the second runs from (tests/requirements.txt pins pip).
+# A venv with a pip of its own runs the three one after the other: the rest may replace the
+# very pip the download runs from (tests/requirements.txt pins pip).
 # $(PYTHON) is resolved to its interpreter once (a version manager's shim, pyenv's, costs 0.15 s
 # of CPU a call), and its pip is asked for its version by importing it (pip 22.3 brought
 # --python), not by running `pip --python ... --version`, which starts pip twice (0.9 s).
 PIP_HAS_PYTHON = import sys, pip; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))
+FIRST = pytest|pluggy|iniconfig|packaging|pygments|pyyaml
 SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
 PIP_DOWNLOAD = download --quiet --no-deps --only-binary :all: --disable-pip-version-check
@@ -45,12 +51,15 @@ test-deps: check
 			pip="$$py -m pip --python .venv/bin/python"; own=; \
 		else { [ -x .venv/bin/pip ] || .venv/bin/python -m ensurepip --default-pip >/dev/null; } && \
 			pip=".venv/bin/python -m pip"; own=yes; fi && \
-		grep -v -i '^$(SCHEMAS)==' tests/requirements.txt > .venv/requirements-rest.txt && \
+		grep -E -i '^($(FIRST))==' tests/requirements.txt > .venv/requirements-first.txt && \
+		grep -v -E -i '^($(FIRST)|$(SCHEMAS))==' tests/requirements.txt > .venv/requirements-rest.txt && \
 		rm -rf .venv/schemas && \
+		first() { $$pip $(PIP_INSTALL) -r .venv/requirements-first.txt; } && \
+		rest() { $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; } && \
 		schemas() { $$pip $(PIP_DOWNLOAD) --dest .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt); } && \
-		if [ -n "$$own" ]; then $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt && schemas; \
-		else schemas & pid=$$!; $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; rest=$$?; \
-			[ $$rest != 0 ] || $(WARM_UP); wait $$pid && [ $$rest = 0 ]; fi && \
+		if [ -n "$$own" ]; then first && rest && schemas; \
+		else schemas & pid=$$!; first && { rest & rest=$$!; $(WARM_UP); wait $$rest; }; ok=$$?; \
+			wait $$pid && [ $$ok = 0 ]; fi && \
 		rm -f .venv/lib/python*/site-packages/schemas.pth && \
 		cp tests/requirements.txt .venv/requirements.txt; }
 
@@ -72,7 +81,7 @@ prometheus-deps:
 # all of it at its start (about 4.7 s of CPU each against 1.2 s). What they print is not kept:
 # the run itself reports any error of collection.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1)' 2>/dev/null || echo auto)
-COLLECT = PYTHONDONTWRITEBYTECODE= $(TEST_PYTHON) -m pytest -p no:xdist -p no:cacheprovider --collect-only -q
+COLLECT = PYTHONDONTWRITEBYTECODE= PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider --collect-only -q
 WARM_UP = { ls tests/agent/__pycache__/*-pytest-*.pyc >/dev/null 2>&1 || { \
 	$(COLLECT) tests/agent >/dev/null 2>&1 & agent=$$!; \
 	$(COLLECT) tests/server tests/e2e tests/sim tests/project tests/bench tests/browser >/dev/null 2>&1; \

@@ -22,7 +22,6 @@ import sys
 import venv
 from pathlib import Path
 
-import pip
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +50,7 @@ def install(wheel, env_dir):
     venv.EnvBuilder(with_pip=False).create(env_dir)
     only_pip = env_dir.parent / "only-pip"  # on the install's path: pip, and nothing else
     only_pip.mkdir()
+    import pip  # not at the top: a fresh checkout's first collection runs before pip is in
     (only_pip / "pip").symlink_to(Path(pip.__file__).parent, target_is_directory=True)
     done = subprocess.run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
                            "--no-index", "--disable-pip-version-check", str(wheel)],
