@@ -77,3 +77,12 @@ def test_a_cluster_with_metrics_gets_a_prometheus_and_one_proxied_service(kube_s
 
 def test_a_cluster_without_metrics_starts_no_prometheus(kube_sim):
     assert kube_sim("crashloop").prometheus is None
+
+
+def test_a_caller_that_never_queries_metrics_can_start_the_simulator_without_prometheus(kube_sim):
+    sim = kube_sim("memory-leak", serve_metrics=False)
+    assert sim.metrics and sim.prometheus is None
+    service = sim.url + "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy/api/v1/query"
+    with pytest.raises(urllib.error.HTTPError) as caught:   # says so, as for a service without one
+        urllib.request.urlopen(service + "?query=up")
+    assert caught.value.code == 503
