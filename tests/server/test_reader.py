@@ -202,14 +202,19 @@ def test_a_body_over_the_cap_is_an_error_and_the_next_read_works(open_reader):
         assert reader.get_json(f"{PODS}/x") == {"kind": "Pod"}
 
 
-def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader):
-    # kubectl proxy waits (up to 5 s) for the cluster's /version before it serves.
-    with ApiStub([Rule("/version", hang=True)]) as api:
-        reader = open_reader(api.kubeconfig, timeout=30)
+def test_interrupt_stops_a_read_that_waits_for_the_proxy_to_start(open_reader, tmp_path):
+    # A kubectl proxy is up in a fraction of a second (some builds first ask the cluster's
+    # /version, for up to 5 s; kubectl itself does not), too quick to interrupt: the stand-in here
+    # is a `kubectl` that never says it serves, as one stuck on its cluster or its credentials.
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text("#!/bin/sh\nexec sleep 60\n")
+    kubectl.chmod(0o755)
+    with ApiStub([]) as api:
+        reader = open_reader(api.kubeconfig, timeout=30, kubectl=str(kubectl))
         cancelled = threading.Event()
 
         def cancel_when_it_waits():
-            wait_for(lambda: any(path.startswith("/version") for _, path in api.requests))
+            wait_for(lambda: reader.proxy.proc is not None)   # launched: the read waits for it
             cancelled.set()
             reader.interrupt()
 
