@@ -23,8 +23,9 @@ took 4 to 20 s of the kernel's time on a fresh clone. pip downloads the pinned w
 imports a pure wheel as a zip archive, and the package reads its schemas through
 importlib_resources, which reads them from the archive. Not at import (a collection imports this
 module in every worker) and not through a .pth file (every interpreter of the venv would read
-the archive's index of 17,000 names at its first import that misses): reading that index twice,
-for the import and for the resources, is 0.3 s of CPU. An installed kubernetes_validate, where
+the archive's index of 17,000 names at its first import that misses): that index is read twice,
+for the import and for the resources, and importing this module and building one validator
+took about 0.6 s of CPU from the archive against 0.25 s unpacked (three runs each). An installed kubernetes_validate, where
 there is one, comes first.
 """
 
