@@ -50,7 +50,7 @@ def kubernetes_validate():
     try:
         return importlib.import_module("kubernetes_validate")
     except ImportError:
-        wheels = sorted(WHEELS.glob("kubernetes_validate-*.whl"))
+        wheels = list(WHEELS.glob("kubernetes_validate-*.whl"))
         if len(wheels) != 1:
             raise ImportError(f"kubernetes_validate is not installed and {WHEELS} holds"
                               f" {len(wheels)} of its wheels, not one: run `make test-deps`")
