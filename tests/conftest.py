@@ -7,7 +7,9 @@
 Every simulator started through the factory is stopped at teardown. The kubeconfig context is
 `kube-sim`; sim.journal_entries() lists the writes kubectl made. Tests that only read take
 `shared_sim(cluster)` instead: one simulator per cluster for the whole module, so its start and
-kubectl's discovery of it are paid once; a test that wrote to one fails the next that asks for it.
+kubectl's discovery of it are paid once, and so is the kubectl proxy of the servers in a thread
+that read it (one server's proxy is kept for the next: tests/support/server_thread.py, KEPT); a
+test that wrote to one fails the next that asks for it.
 
 kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
@@ -61,7 +63,7 @@ from _pytest.unraisableexception import gc_collect_iterations_key
 from fixtures.kube_sim.sim import start_sim
 from tests.support.prometheus import prometheus_servers  # noqa: F401 (session fixture)
 from tests.support.server_support import ServerProcess, SimView
-from tests.support import time_limit
+from tests.support import server_thread, time_limit
 from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
 
 GC_THRESHOLDS = (50_000, 50, 50)
@@ -113,6 +115,7 @@ def shared_sim():
         def get(cluster):
             if cluster not in started:
                 started[cluster] = stack.enter_context(start_sim(cluster))
+                stack.enter_context(server_thread.KEPT.keeping(started[cluster].kubeconfig))
             sim = started[cluster]
             assert sim.journal_entries() == [], (
                 f"a test wrote to the shared {cluster} simulator: writers take kube_sim({cluster!r})")

@@ -3,6 +3,7 @@ project's server, serving, in the test's working directory), what it serves is w
 serves, byte for byte, and a test that needs the process is told so instead of passing."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,8 @@ import pytest
 
 from mcp_kubectl_server.__main__ import parse_args
 from tests.support.api_stub import ApiStub, Rule, wait_for
-from tests.support.server_thread import NoProcess, ServerInThread, popen, servers_in_threads
+from tests.support.server_thread import (KEPT, NoProcess, ServerInThread, popen,
+                                         servers_in_threads)
 from triage_agent.mcp.client import McpStdioClient
 from triage_agent.mcp.wire import StdioPeer
 
@@ -138,3 +140,47 @@ def test_the_mcp_client_starts_servers_in_threads_only_within(shared_sim):
     assert StdioPeer.popen is subprocess.Popen
     with McpStdioClient(_argv(kubeconfig), cwd=str(ROOT)) as client:
         assert type(client._peer.proc) is subprocess.Popen
+
+
+PODS = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+    "name": "get_pods", "arguments": {"namespace": "prod"}}}
+
+
+def _pods_through(argv, env):
+    """A server in a thread lists prod's pods once and ends: (its proxy, what it answered)."""
+    proc = popen(argv, env=env, **PIPES)
+    proxy = proc._reader.proxy
+    code, out, err = _finish(proc, json.dumps(PODS).encode() + b"\n")
+    assert (code, err) == (0, b""), err
+    return proxy, json.loads(out)["result"]
+
+
+def test_a_kept_proxy_serves_the_next_same_server_and_stops_when_its_simulator_ends(kube_sim):
+    sim = kube_sim("crashloop")
+    env = dict(os.environ, PYTEST_CURRENT_TEST="first")
+    with KEPT.keeping(sim.kubeconfig):
+        first, answer = _pods_through(_argv(sim.kubeconfig), env)
+        assert first.alive() and KEPT.idle(sim.kubeconfig) == 1 and not answer["isError"]
+        pid = first.proc.pid
+        again, same = _pods_through(_argv(sim.kubeconfig), dict(env, PYTEST_CURRENT_TEST="second"))
+        assert again is first and first.proc.pid == pid and same == answer
+        wider, _ = _pods_through([*_argv(sim.kubeconfig), "--no-cluster-tools"], env)
+        other_env, _ = _pods_through(_argv(sim.kubeconfig), dict(env, LANG="C.UTF-8-other"))
+        assert len({id(first), id(wider), id(other_env)}) == 3   # other filters, other environment
+        assert KEPT.idle(sim.kubeconfig) == 3
+        first.proc.kill()
+        first.proc.wait()
+        fresh, answer_again = _pods_through(_argv(sim.kubeconfig), env)
+        assert fresh is not first and answer_again == answer   # a dead one is not handed out,
+        assert first.proc is None and KEPT.idle(sim.kubeconfig) == 3   # but reaped
+    assert KEPT.idle(sim.kubeconfig) == 0
+    assert all(proxy.proc is None for proxy in (fresh, wider, other_env))   # stopped, reaped
+
+
+def test_only_the_proxies_of_kept_simulators_with_a_given_environment_are_kept(kube_sim):
+    sim = kube_sim("crashloop")
+    unkept, _ = _pods_through(_argv(sim.kubeconfig), dict(os.environ))
+    assert unkept.proc is None and KEPT.idle(sim.kubeconfig) == 0   # stopped with its server
+    with KEPT.keeping(sim.kubeconfig):
+        inherited, _ = _pods_through(_argv(sim.kubeconfig), None)   # os.environ at launch: not kept
+        assert inherited.proc is None and KEPT.idle(sim.kubeconfig) == 0

@@ -24,6 +24,14 @@ terminate() and kill() raise an exception in the thread, as the server's SIGTERM
 its main thread, and wake it (stdin is closed, the read in progress interrupted): the thread ends
 with 143 (the server's answer to SIGTERM) or -9 (what Popen says of a killed child), and the
 reply to a call in progress is never sent.
+
+A server in a thread over a simulator that tests share (conftest's `shared_sim`) hands its kubectl
+proxy, still running, to the next such server that would launch the very same one (the same
+kubectl, kubeconfig, filters and environment), instead of stopping it: KEPT, see KeptProxies. A
+proxy costs one kubectl start (about 0.03 s of CPU), and the CLI tests of one module start a
+server per run over the one simulator. The server's reads, the proxy's filters and its answers
+are the same; what a kept proxy does not show is its own start and stop (the tests of those use
+a simulator of their own, or the server's process).
 """
 
 import contextlib
@@ -36,6 +44,7 @@ import threading
 import traceback
 
 from mcp_kubectl_server.__main__ import build_parser, open_reader, parse_args, run
+from mcp_kubectl_server.read.proxy import Proxy
 from triage_agent.mcp.wire import StdioPeer
 
 MODULE = "mcp_kubectl_server"
@@ -142,7 +151,77 @@ def popen(argv, **options):
     except (ValueError, OSError):  # the real process says why, and exits 2
         return subprocess.Popen(argv, **options)
     reader.proxy.kill_with_parent = False   # see the module's docstring
+    KEPT.lend(reader, args.kubeconfig)
     return ServerInThread(list(argv), args, reader)
+
+
+class KeptProxies:
+    """Running kubectl proxies of finished in-thread servers, by what they were launched as, for
+    the simulators named in keeping() (see the module's docstring)."""
+
+    UNKEPT_ENV = ("PYTEST_CURRENT_TEST",)   # changes with every test; kubectl never reads it
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._kubeconfigs = set()
+        self._idle = {}   # key -> [Proxy]
+
+    @contextlib.contextmanager
+    def keeping(self, kubeconfig):
+        """Within: the proxies of servers reading through `kubeconfig` are kept between servers;
+        at the end every kept one is stopped."""
+        with self._lock:
+            self._kubeconfigs.add(kubeconfig)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._kubeconfigs.discard(kubeconfig)
+                ended = [key for key in self._idle if key[0] == kubeconfig]
+                proxies = [proxy for key in ended for proxy in self._idle.pop(key)]
+            for proxy in proxies:
+                Proxy.stop(proxy)
+
+    def idle(self, kubeconfig):
+        """How many proxies to `kubeconfig` wait for a server."""
+        with self._lock:
+            return sum(len(kept) for key, kept in self._idle.items() if key[0] == kubeconfig)
+
+    def lend(self, reader, kubeconfig):
+        """Give the reader a kept proxy that matches its own (unlaunched) one, if there is one,
+        and make its close() hand the proxy back rather than stop it."""
+        key = self._key(kubeconfig, reader.proxy)
+        if key is None:
+            return
+        with self._lock:
+            kept = self._idle.get(key, [])
+            dead = [proxy for proxy in kept if not proxy.alive()]   # died while it waited
+            kept[:] = [proxy for proxy in kept if proxy.alive()]
+            if kept:
+                reader._channel.proxy = kept.pop()
+        for proxy in dead:
+            Proxy.stop(proxy)
+        proxy = reader.proxy
+        proxy.stop = lambda: self._give_back(key, proxy)
+
+    def _key(self, kubeconfig, proxy):
+        if kubeconfig is None or proxy.env is None:   # None: whatever os.environ is at launch
+            return None
+        with self._lock:
+            if kubeconfig not in self._kubeconfigs:
+                return None
+        env = tuple(sorted((k, v) for k, v in proxy.env.items() if k not in self.UNKEPT_ENV))
+        return (kubeconfig, proxy.binary, tuple(proxy.connection), tuple(proxy.filters), env)
+
+    def _give_back(self, key, proxy):
+        with self._lock:
+            if proxy.alive() and key[0] in self._kubeconfigs:
+                self._idle.setdefault(key, []).append(proxy)
+                return
+        Proxy.stop(proxy)
+
+
+KEPT = KeptProxies()
 
 
 def _served(argv, options):

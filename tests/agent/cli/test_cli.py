@@ -110,8 +110,8 @@ def jsonl(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
-def test_injection_attempt_refused_and_report_lands(kube_sim, tmp_path):
-    sim = kube_sim("injection")
+def test_injection_attempt_refused_and_report_lands(shared_sim, tmp_path):
+    sim = shared_sim("injection")
     audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
     out = run_cli(*replay_args(sim, "crashloop-injection", "--audit-log", str(audit),
                                "--trace", str(trace)))
@@ -135,8 +135,8 @@ def test_injection_attempt_refused_and_report_lands(kube_sim, tmp_path):
     assert sim.journal_entries() == []                          # no write reached the cluster
 
 
-def test_json_outcome_shape(kube_sim, tmp_path):
-    sim = kube_sim("injection")
+def test_json_outcome_shape(shared_sim, tmp_path):
+    sim = shared_sim("injection")
     audit = tmp_path / "audit.jsonl"
     out = run_cli(*replay_args(sim, "crashloop-injection", "--json", "--audit-log", str(audit)))
     assert out.returncode == 0, out.stderr
@@ -165,8 +165,8 @@ def test_json_outcome_shape(kube_sim, tmp_path):
     ("repeats", [], "max_repeats", 3),
     ("max-cost", ["--max-cost-usd", "1"], "max_cost", 3),
 ])
-def test_every_stop_reason(kube_sim, fixture, extra, stop, code):
-    sim = kube_sim("crashloop")
+def test_every_stop_reason(shared_sim, fixture, extra, stop, code):
+    sim = shared_sim("crashloop")
     out = run_cli_here(*replay_args(sim, fixture, "--json", *extra))
     outcome = json.loads(out.stdout)
     assert (out.returncode, outcome["stop"]) == (code, stop), out.stderr
@@ -175,8 +175,8 @@ def test_every_stop_reason(kube_sim, fixture, extra, stop, code):
         assert outcome["report"] is None and f"stop: {stop}" in out.stderr
 
 
-def test_api_error_prints_request_id(kube_sim):
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "api-error"))
+def test_api_error_prints_request_id(shared_sim):
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "api-error"))
     assert out.returncode == 4 and "req_replay_overloaded" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -210,9 +210,9 @@ def test_json_usage_error_after_parsing_is_one_object():
     assert schema.validate(outcome, OUTCOME_SCHEMA) == []
 
 
-def test_tool_budget_from_the_cli(kube_sim, tmp_path):
+def test_tool_budget_from_the_cli(shared_sim, tmp_path):
     trace = tmp_path / "trace.jsonl"
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json",
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop", "--json",
                                     "--max-tool-calls", "1", "--trace", str(trace)),
                        env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     outcome = json.loads(out.stdout)

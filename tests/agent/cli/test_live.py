@@ -33,12 +33,12 @@ def live(api, sim, *extra, run=run_cli_here):
                env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url})
 
 
-def test_live_run_with_retries_headers_and_body(kube_sim):
+def test_live_run_with_retries_headers_and_body(shared_sim):
     r = crashloop_responses()
     script = [failure(429, "rate_limit_error"), r[0], failure(529, "overloaded_error"), r[1],
               failure(500, "api_error"), r[2], {"drop": True}, r[3]]
     with FakeMessagesApi(script) as api:
-        out = live(api, kube_sim("crashloop"), run=run_cli)   # the process, end to end
+        out = live(api, shared_sim("crashloop"), run=run_cli)   # the process, end to end
     assert out.returncode == 0, out.stderr
     assert FATAL in out.stdout
     assert len(api.requests) == 8 and api.script == []
@@ -62,10 +62,10 @@ def test_live_run_with_retries_headers_and_body(kube_sim):
     assert "checkout pods in prod keep restarting" in first_user and "prod" in first_user
 
 
-def test_no_fallbacks_and_effort(kube_sim):
+def test_no_fallbacks_and_effort(shared_sim):
     r = crashloop_responses()
     with FakeMessagesApi(r) as api:
-        out = live(api, kube_sim("crashloop"), "--no-fallbacks", "--effort", "low",
+        out = live(api, shared_sim("crashloop"), "--no-fallbacks", "--effort", "low",
                    "--model", "claude-sonnet-5-5")
     assert out.returncode == 0, out.stderr
     body = api.requests[0]["body"]
@@ -74,8 +74,8 @@ def test_no_fallbacks_and_effort(kube_sim):
     assert body["output_config"] == {"effort": "low"} and body["model"] == "claude-sonnet-5-5"
 
 
-def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
-    sim, cache = kube_sim("crashloop"), PromptCache()
+def test_system_prompt_is_byte_identical_across_steps_and_runs(shared_sim):
+    sim, cache = shared_sim("crashloop"), PromptCache()
     with FakeMessagesApi(crashloop_responses(), cache=cache) as first:
         assert live(first, sim).returncode == 0
     with FakeMessagesApi(crashloop_responses(), cache=cache) as second:
@@ -101,18 +101,18 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(kube_sim):
 
 @pytest.mark.parametrize("status,kind", [(400, "invalid_request_error"),
                                          (401, "authentication_error")])
-def test_client_errors_exit_4_with_request_id(kube_sim, status, kind):
+def test_client_errors_exit_4_with_request_id(shared_sim, status, kind):
     with FakeMessagesApi([{"status": status, "body": error_body(status, kind, "nope", "x")}]) \
             as api:
-        out = live(api, kube_sim("crashloop"), "--json")
+        out = live(api, shared_sim("crashloop"), "--json")
     assert out.returncode == 4 and len(api.requests) == 1  # not retried
     assert "req_fake_001" in out.stderr and kind in out.stderr and "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "api_error" and "req_fake_001" in outcome["error"]
 
 
-def test_record_then_replay_gives_the_same_outcome(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_record_then_replay_gives_the_same_outcome(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     recording = tmp_path / "recorded.json"
     with FakeMessagesApi(crashloop_responses()) as api:
         live_out = live(api, sim, "--json", "--record", str(recording))

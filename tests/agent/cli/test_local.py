@@ -35,9 +35,9 @@ def local_run(api, sim, *extra, env=None):
 
 @pytest.mark.parametrize("server, stream", [("llama", True), ("llama", False),
                                             ("ollama", True), ("ollama", False)])
-def test_a_triage_against_a_local_server_keeps_its_promises(kube_sim, server, stream):
+def test_a_triage_against_a_local_server_keeps_its_promises(shared_sim, server, stream):
     with FakeLocalApi(script(), server=server) as api:
-        out = local_run(api, kube_sim("crashloop"), "--json", "--price-per-mtok", "0,0",
+        out = local_run(api, shared_sim("crashloop"), "--json", "--price-per-mtok", "0,0",
                         "--max-cost-usd", "0.01", *([] if stream else ["--no-stream"]))
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
@@ -54,8 +54,8 @@ def test_a_triage_against_a_local_server_keeps_its_promises(kube_sim, server, st
     assert "kube-system" in results[0] and "no-such-pod" in results[1]
 
 
-def test_without_prices_the_cost_is_unknown_and_a_cost_limit_cannot_start(kube_sim):
-    sim = kube_sim("crashloop")
+def test_without_prices_the_cost_is_unknown_and_a_cost_limit_cannot_start(shared_sim):
+    sim = shared_sim("crashloop")
     with FakeLocalApi(script(), server="llama") as api:
         out = local_run(api, sim)
         refused = local_run(api, sim, "--max-cost-usd", "1")
@@ -65,11 +65,11 @@ def test_without_prices_the_cost_is_unknown_and_a_cost_limit_cannot_start(kube_s
     assert refused.returncode == 2 and "--max-cost-usd: no price is known" in refused.stderr
 
 
-def test_a_prices_file_prices_the_model_and_the_limit_stops_the_run(kube_sim, tmp_path):
+def test_a_prices_file_prices_the_model_and_the_limit_stops_the_run(shared_sim, tmp_path):
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({LOCAL_MODEL: {"input": 100, "output": 100}}))
     with FakeLocalApi(script(), server="ollama") as api:
-        out = local_run(api, kube_sim("crashloop"), "--json", "--prices-file", str(prices),
+        out = local_run(api, shared_sim("crashloop"), "--json", "--prices-file", str(prices),
                         "--max-cost-usd", "0.5")
     outcome = json.loads(out.stdout)
     # 3,040 tokens at $100 a million is $0.304; the next call's input alone would pass $0.5
@@ -78,9 +78,9 @@ def test_a_prices_file_prices_the_model_and_the_limit_stops_the_run(kube_sim, tm
     assert f"(prices of --prices-file {prices})" in out.stderr
 
 
-def test_a_bearer_token_and_the_hosted_profile_on_request(kube_sim):
+def test_a_bearer_token_and_the_hosted_profile_on_request(shared_sim):
     with FakeLocalApi(script(), server="llama", token="tok") as api:
-        out = local_run(api, kube_sim("crashloop"), "--api-profile", "anthropic",
+        out = local_run(api, shared_sim("crashloop"), "--api-profile", "anthropic",
                         env={"ANTHROPIC_AUTH_TOKEN": "tok"})
     assert out.returncode == 0, out.stderr
     first = api.requests[0]

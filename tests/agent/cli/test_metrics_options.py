@@ -89,8 +89,8 @@ def test_a_prometheus_that_does_not_answer_fails_the_preflight():
     assert "--prometheus-url" in caught.value.advice
 
 
-def test_the_cli_says_prometheus_answered_or_stops_before_the_model(kube_sim):
-    sim = kube_sim("throttled")
+def test_the_cli_says_prometheus_answered_or_stops_before_the_model(shared_sim):
+    sim = shared_sim("throttled")
     out, outcome, requests = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig,
                                   "--prometheus-url", sim.prometheus.url)
     line = next(l for l in out.stderr.splitlines() if "Prometheus answered" in l)

@@ -24,32 +24,32 @@ def run_replay(sim, path, *extra):
     return out, json.loads(out.stdout)   # exactly one JSON object, or this raises
 
 
-def test_usage_that_is_not_a_number_ends_as_api_error(kube_sim, tmp_path):
+def test_usage_that_is_not_a_number_ends_as_api_error(shared_sim, tmp_path):
     responses = crashloop_responses()
     responses[0]["usage"]["input_tokens"] = "n/a"
-    out, outcome = run_replay(kube_sim("crashloop"), fixture_file(tmp_path, responses))
+    out, outcome = run_replay(shared_sim("crashloop"), fixture_file(tmp_path, responses))
     assert out.returncode == 4 and outcome["stop"] == "api_error"
     assert "usage.input_tokens is 'n/a', not a token count" in outcome["error"]
     assert outcome["tool_calls"] == 0 and "stop: api_error" in out.stderr
 
 
-def test_a_report_field_of_the_wrong_type_is_refused_then_the_good_report_lands(kube_sim,
+def test_a_report_field_of_the_wrong_type_is_refused_then_the_good_report_lands(shared_sim,
                                                                                 tmp_path):
     responses = crashloop_responses()
     bad = copy.deepcopy(responses[-1])
     bad["content"][0]["id"] = "toolu_06bad"
     bad["content"][0]["input"]["evidence"] = 5
     responses.insert(-1, bad)
-    out, outcome = run_replay(kube_sim("crashloop"), fixture_file(tmp_path, responses))
+    out, outcome = run_replay(shared_sim("crashloop"), fixture_file(tmp_path, responses))
     assert out.returncode == 0 and outcome["stop"] == "report", out.stderr
     assert "write_report severity=high confidence=high evidence=5" in out.stderr
     assert "report_invalid" in out.stderr and FATAL in json.dumps(outcome["report"])
 
 
-def test_the_wrong_type_report_alone_ends_without_a_report_not_a_crash(kube_sim, tmp_path):
+def test_the_wrong_type_report_alone_ends_without_a_report_not_a_crash(shared_sim, tmp_path):
     responses = crashloop_responses()
     responses[-1]["content"][0]["input"]["evidence"] = 5
-    out, outcome = run_replay(kube_sim("crashloop"), fixture_file(tmp_path, responses),
+    out, outcome = run_replay(shared_sim("crashloop"), fixture_file(tmp_path, responses),
                               "--max-steps", "5")
     assert out.returncode == 3 and outcome["report"] is None
     assert outcome["stop"] == "replay_exhausted"
@@ -71,9 +71,9 @@ def misbehaving_turns():
     return [r[0], empty, r[1], twice, r[3], again]
 
 
-def test_misbehaving_turns_in_replay_are_repaired_and_the_report_lands(kube_sim, tmp_path):
+def test_misbehaving_turns_in_replay_are_repaired_and_the_report_lands(shared_sim, tmp_path):
     trace = tmp_path / "trace.jsonl"
-    out, outcome = run_replay(kube_sim("crashloop"), fixture_file(tmp_path, misbehaving_turns()),
+    out, outcome = run_replay(shared_sim("crashloop"), fixture_file(tmp_path, misbehaving_turns()),
                               "--trace", str(trace))
     assert out.returncode == 0 and outcome["stop"] == "report", out.stderr
     assert outcome["tool_calls"] == 3 and outcome["steps"] == 6
@@ -86,9 +86,9 @@ def test_misbehaving_turns_in_replay_are_repaired_and_the_report_lands(kube_sim,
     assert len(notes) == 5, notes   # 2 blank texts, 1 empty turn, 2 renamed ids
 
 
-def test_misbehaving_turns_over_http_draw_no_400(kube_sim):
+def test_misbehaving_turns_over_http_draw_no_400(shared_sim):
     with FakeMessagesApi(misbehaving_turns()) as api:
-        out = live(api, kube_sim("crashloop"), "--json")
+        out = live(api, shared_sim("crashloop"), "--json")
     assert "invalid_request_error" not in out.stderr and "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)
     assert out.returncode == 0 and outcome["stop"] == "report", out.stderr

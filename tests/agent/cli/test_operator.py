@@ -22,8 +22,8 @@ from triage_agent.outcome import EXIT_CODES
 CLAUDE_CODE = ROOT / "docs" / "claude-code.md"
 
 
-def test_money_is_rounded_wherever_it_is_shown(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_money_is_rounded_wherever_it_is_shown(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     fixture = json.loads((REPLAY / "crashloop.json").read_text())
     total = records.Usage()
     for item in fixture["responses"]:
@@ -37,20 +37,20 @@ def test_money_is_rounded_wherever_it_is_shown(kube_sim, tmp_path):
     assert "· $0.0661 (prices of" in out.stderr              # the cost line, for people
 
 
-def test_no_none_in_an_api_error_without_an_http_response(kube_sim, tmp_path):
+def test_no_none_in_an_api_error_without_an_http_response(shared_sim, tmp_path):
     fixture = tmp_path / "no-response.json"
     fixture.write_text(json.dumps({"description": "the API never answered", "responses": [
         {"error": {"type": "connection_error", "message": "cannot reach the API"}}]}))
     out = run_cli_here("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
-                       "--kubeconfig", kube_sim("crashloop").kubeconfig, "--json")
+                       "--kubeconfig", shared_sim("crashloop").kubeconfig, "--json")
     assert out.returncode == 4
     error = json.loads(out.stdout)["error"]
     assert error.startswith("model API error (no HTTP response) connection_error: cannot reach")
     assert "None" not in out.stderr and "None" not in error
 
 
-def test_ctrl_c_at_the_approval_prompt_ends_the_prompt_line_first(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_ctrl_c_at_the_approval_prompt_ends_the_prompt_line_first(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     argv = ["checkout crash-loops", "--namespaces", "prod", "--replay",
             str(gates_fixture(tmp_path)), "--kubeconfig", sim.kubeconfig,
             "--allow-action", "rollout_restart", "--json"]
@@ -65,7 +65,7 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_prompt_line_first(kube_sim, tmp_
     assert sim.journal_entries() == []
 
 
-def test_progress_lines_mark_a_cut_value(kube_sim, tmp_path):
+def test_progress_lines_mark_a_cut_value(shared_sim, tmp_path):
     long_name = "checkout-" + "x" * 100
     fixture = tmp_path / "long.json"
     fixture.write_text(json.dumps({"description": "a long argument", "responses": [
@@ -74,7 +74,7 @@ def test_progress_lines_mark_a_cut_value(kube_sim, tmp_path):
                  usage=SMALL_USAGE)]}))
     audit = tmp_path / "audit.jsonl"
     out = run_cli_here("checkout restarts", "--namespaces", "prod", "--replay", str(fixture),
-                       "--kubeconfig", kube_sim("crashloop").kubeconfig, "--audit-log", str(audit))
+                       "--kubeconfig", shared_sim("crashloop").kubeconfig, "--audit-log", str(audit))
     progress = next(line for line in out.stderr.splitlines() if line.startswith("[step 1/"))
     assert progress == f"[step 1/12] get_logs namespace=prod name={long_name[:59]}\u2026"
     audit_line = next(line for line in out.stderr.splitlines() if line.startswith("[audit]"))

@@ -28,8 +28,8 @@ def exported_run(sim, receiver, tmp_path, fixture="crashloop-undo", env=(), extr
     return out, trace, audit
 
 
-def test_one_run_is_one_consistent_trace_at_the_collector(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_one_run_is_one_consistent_trace_at_the_collector(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     env = {"OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{PRIVATE},x-tenant=sre",
            "OTEL_SERVICE_NAME": "triage-prod",
            "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=staging"}
@@ -84,8 +84,8 @@ def test_one_run_is_one_consistent_trace_at_the_collector(kube_sim, tmp_path):
     assert "PAYMENT_API_URL" not in text and "gen_ai.input.messages" not in text
 
 
-def test_two_runs_in_one_trace_file_are_two_traces(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_two_runs_in_one_trace_file_are_two_traces(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     trace = tmp_path / "trace.jsonl"
     ids = []
     for _ in range(2):   # a one-call run (the model refuses) is enough to make a trace
@@ -99,8 +99,8 @@ def test_two_runs_in_one_trace_file_are_two_traces(kube_sim, tmp_path):
         assert len(roots) == 1
 
 
-def test_message_content_only_when_the_operator_opts_in_and_redacted(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_message_content_only_when_the_operator_opts_in_and_redacted(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     with Receiver() as receiver:
         out, _, _ = exported_run(sim, receiver, tmp_path, fixture="crashloop", env={
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
@@ -114,8 +114,8 @@ def test_message_content_only_when_the_operator_opts_in_and_redacted(kube_sim, t
     assert "PAYMENT_API_URL" in logs["gen_ai.tool.call.result"]
 
 
-def test_a_secret_in_the_symptom_is_redacted_in_captured_content(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_a_secret_in_the_symptom_is_redacted_in_captured_content(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     args = replay_args(sim, "crashloop", "--json")
     args[0] = f"checkout restarts since DB_PASSWORD={PRIVATE} was rotated"
     with Receiver() as receiver:
@@ -127,27 +127,27 @@ def test_a_secret_in_the_symptom_is_redacted_in_captured_content(kube_sim, tmp_p
     assert PRIVATE not in body and "[REDACTED]" in body
 
 
-def test_the_traces_endpoint_is_used_as_it_is(kube_sim, tmp_path):
+def test_the_traces_endpoint_is_used_as_it_is(shared_sim, tmp_path):
     with Receiver() as receiver:
-        out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json"), env={
+        out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop", "--json"), env={
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": receiver.url + "/otlp/traces",
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/never"})
     assert out.returncode == 0 and [r["path"] for r in receiver.requests] == ["/otlp/traces"]
 
 
-def test_a_throttled_export_is_sent_again_once(kube_sim, tmp_path):
+def test_a_throttled_export_is_sent_again_once(shared_sim, tmp_path):
     with Receiver([(429, {"Retry-After": "0"}, b"")]) as receiver:
-        out, _, _ = exported_run(kube_sim("crashloop"), receiver, tmp_path, fixture="crashloop")
+        out, _, _ = exported_run(shared_sim("crashloop"), receiver, tmp_path, fixture="crashloop")
     assert out.returncode == 0 and "warning" not in out.stderr
     first, second = receiver.requests
     assert first["raw"] == second["raw"] and request_problems(second["body"]) == []
 
 
 @pytest.mark.parametrize("fixture,code", [("crashloop", 0), ("api-error", 4)])
-def test_a_failed_export_is_one_warning_and_keeps_the_exit_code(kube_sim, tmp_path, fixture,
+def test_a_failed_export_is_one_warning_and_keeps_the_exit_code(shared_sim, tmp_path, fixture,
                                                                   code):
     with Receiver([(500, {}, b'{"message": "disk full"}')] * 2) as receiver:
-        out, trace, _ = exported_run(kube_sim("crashloop"), receiver, tmp_path, fixture=fixture)
+        out, trace, _ = exported_run(shared_sim("crashloop"), receiver, tmp_path, fixture=fixture)
     assert out.returncode == code and len(receiver.requests) == 1
     warnings = [line for line in out.stderr.splitlines() if "trace not exported" in line]
     assert warnings == [f"triage-agent: warning: trace not exported to {receiver.url}/v1/traces:"
@@ -160,10 +160,10 @@ def test_a_failed_export_is_one_warning_and_keeps_the_exit_code(kube_sim, tmp_pa
         assert chat["error.type"] == "overloaded_error" and root["status"]["code"] == 2
 
 
-def test_no_collector_listening_is_one_warning(kube_sim):
+def test_no_collector_listening_is_one_warning(shared_sim):
     with Receiver() as receiver:
         url = receiver.url             # closed again: nothing listens there any more
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop"),
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop"),
                        env={"OTEL_EXPORTER_OTLP_ENDPOINT": url})
     assert out.returncode == 0 and "SEVERITY:" in out.stdout
     assert len([line for line in out.stderr.splitlines() if "trace not exported" in line]) == 1
@@ -171,17 +171,17 @@ def test_no_collector_listening_is_one_warning(kube_sim):
 
 @pytest.mark.parametrize("switch", [{"OTEL_SDK_DISABLED": "true"},
                                     {"OTEL_TRACES_EXPORTER": "none"}])
-def test_disabled_sends_nothing_but_keeps_the_trace_file(kube_sim, tmp_path, switch):
+def test_disabled_sends_nothing_but_keeps_the_trace_file(shared_sim, tmp_path, switch):
     with Receiver() as receiver:
-        out, trace, _ = exported_run(kube_sim("crashloop"), receiver, tmp_path,
+        out, trace, _ = exported_run(shared_sim("crashloop"), receiver, tmp_path,
                                      fixture="crashloop", env=switch)
     assert out.returncode == 0 and receiver.requests == []   # the run has ended: none will come
     assert jsonl(trace)[-1]["name"] == "invoke_agent triage-agent"
     assert "exported" not in out.stderr
 
 
-def test_bad_otel_settings_warn_and_the_run_goes_on(kube_sim):
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--json"),
+def test_bad_otel_settings_warn_and_the_run_goes_on(shared_sim):
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop", "--json"),
                        env={"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318",
                        "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"})
     assert out.returncode == 0 and json.loads(out.stdout)["stop"] == "report"

@@ -46,8 +46,8 @@ def failed(out, outcome, requests, cause, advice):
     assert cause in outcome["error"] and advice in outcome["error"] and outcome["steps"] == 0
 
 
-def test_kubectl_missing_from_path(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_kubectl_missing_from_path(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     out = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig,
                env={"PATH": str(tmp_path)})   # an empty directory: no kubectl on it
     failed(*out, "kubectl is not installed or not found", "install kubectl")
@@ -75,8 +75,8 @@ def test_a_missing_kubeconfig_is_a_usage_error(tmp_path):
     assert f"--kubeconfig {tmp_path / 'nope'}: no such file" in outcome["error"]
 
 
-def test_unknown_context(kube_sim):
-    sim = kube_sim("crashloop")
+def test_unknown_context(shared_sim):
+    sim = shared_sim("crashloop")
     out = live("--namespaces", "prod", "--kubeconfig", sim.kubeconfig, "--context", "prdo-eu")
     failed(*out, 'error: context "prdo-eu" does not exist',
            "kubectl config get-contexts")
@@ -114,15 +114,15 @@ def test_credentials_the_cluster_rejects(tmp_path):
            "the cluster rejected these credentials")
 
 
-def test_mistyped_namespace(kube_sim):
-    sim = kube_sim("crashloop")
+def test_mistyped_namespace(shared_sim):
+    sim = shared_sim("crashloop")
     out = live("--namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
     failed(*out, "namespace prdo: namespace prdo does not exist in this cluster",
            "check the spelling in --namespaces")
 
 
-def test_a_namespace_the_credentials_cannot_verify_is_a_warning(kube_sim, tmp_path):
-    sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
+def test_a_namespace_the_credentials_cannot_verify_is_a_warning(shared_sim, tmp_path):
+    sim = shared_sim(forbidden_namespaces_cluster(tmp_path))
     out, outcome, requests = live("--namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
     assert out.returncode == 0 and outcome["stop"] == "report" and requests == 4, out.stderr
     warnings = [line for line in out.stderr.splitlines() if "warning" in line]
@@ -133,8 +133,8 @@ def test_a_namespace_the_credentials_cannot_verify_is_a_warning(kube_sim, tmp_pa
         out.stderr
 
 
-def test_a_healthy_cluster_passes_and_the_replay_runs(kube_sim):
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop"))
+def test_a_healthy_cluster_passes_and_the_replay_runs(shared_sim):
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop"))
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines()[1] == ("triage-agent: preflight passed: the cluster answered "
                                           "and pods can be listed in prod")
@@ -208,8 +208,8 @@ def test_a_third_party_server_skips_the_preflight_and_says_so():
         err.getvalue()
 
 
-def test_our_own_server_named_by_mcp_is_checked_too(kube_sim):
-    sim = kube_sim("crashloop")
+def test_our_own_server_named_by_mcp_is_checked_too(shared_sim):
+    sim = shared_sim("crashloop")
     command = (f"{sys.executable} -m mcp_kubectl_server --allow-namespaces prod,prdo "
                f"--kubeconfig {sim.kubeconfig} --quiet")
     out, outcome, requests = live("--namespaces", "prod,prdo", "--mcp", command,
@@ -222,9 +222,9 @@ def test_the_server_name_the_preflight_looks_for_is_ours():
 
 
 
-def test_the_preflight_reads_are_in_the_audit_log_as_step_0(kube_sim, tmp_path):
+def test_the_preflight_reads_are_in_the_audit_log_as_step_0(shared_sim, tmp_path):
     audit = tmp_path / "audit.jsonl"
-    out = run_cli_here(*replay_args(kube_sim("crashloop"), "crashloop", "--namespaces", "prod",
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop", "--namespaces", "prod",
                                     "--audit-log", str(audit)))
     assert out.returncode == 0, out.stderr
     entries = [json.loads(line) for line in audit.read_text().splitlines()]

@@ -64,9 +64,9 @@ def start_on_pty(api, sim, *extra):
     return proc, reader
 
 
-def test_on_a_terminal_the_status_line_runs_and_the_text_streams(kube_sim):
+def test_on_a_terminal_the_status_line_runs_and_the_text_streams(shared_sim):
     with FakeMessagesApi(crashloop_responses(), sse={"split": 9, "pings": True}) as api:
-        proc, reader = start_on_pty(api, kube_sim("crashloop"))
+        proc, reader = start_on_pty(api, shared_sim("crashloop"))
         stdout, _ = proc.communicate(timeout=60)
         reader.join(10)
         os.close(reader.master)
@@ -79,11 +79,11 @@ def test_on_a_terminal_the_status_line_runs_and_the_text_streams(kube_sim):
     assert all(r["body"]["stream"] is True for r in api.requests) and len(api.requests) == 4
 
 
-def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(kube_sim):
+def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(shared_sim):
     responses = crashloop_responses()
     broken = {"status": 200, "body": responses[0], "sse": {"after": 4, "then": "error"}}
     with FakeMessagesApi([broken] + responses, sse={"split": [3, 17]}) as api:
-        out = live(api, kube_sim("crashloop"), "--json", "--show-thinking")
+        out = live(api, shared_sim("crashloop"), "--json", "--show-thinking")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["stop"] == "report" and len(api.requests) == 5
     # the first answer broke off after a few words: it is retried, and said so on its own line
@@ -93,21 +93,21 @@ def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(kube_sim):
     assert "\r" not in out.stderr and "\x1b" not in out.stderr
 
 
-def test_no_stream_sends_plain_requests_with_the_same_outcome(kube_sim):
+def test_no_stream_sends_plain_requests_with_the_same_outcome(shared_sim):
     responses = crashloop_responses()
     with FakeMessagesApi(responses) as api:
-        out = live(api, kube_sim("crashloop"), "--json", "--no-stream")
+        out = live(api, shared_sim("crashloop"), "--json", "--no-stream")
     assert out.returncode == 0, out.stderr
     assert not any("stream" in r["body"] for r in api.requests) and len(api.requests) == 4
     assert json.loads(out.stdout)["report"] == responses[3]["content"][0]["input"]
     assert "Listing pods" not in out.stderr     # nothing streamed, so no text as it comes
 
 
-def test_ctrl_c_in_a_streamed_answer_stops_at_once_and_closes_the_connection(kube_sim):
+def test_ctrl_c_in_a_streamed_answer_stops_at_once_and_closes_the_connection(shared_sim):
     first = {"status": 200, "body": crashloop_responses()[0],
              "sse": {"after": 4, "then": "stall", "split": 5}}   # a little text, then silence
     with FakeMessagesApi([first]) as api:
-        proc, reader = start_on_pty(api, kube_sim("crashloop"))
+        proc, reader = start_on_pty(api, shared_sim("crashloop"))
         reader.wait_for(b"Listing pods")
         began = time.monotonic()
         proc.send_signal(signal.SIGINT)

@@ -148,8 +148,8 @@ def server_argv(kubeconfig):
 
 @pytest.mark.parametrize("mode, era", [(None, "modern"), ("modern", "modern"),
                                        ("handshake", "handshake")])
-def test_our_server_over_each_era_with_real_kubectl(kube_sim, make, mode, era):
-    argv = server_argv(kube_sim("crashloop").kubeconfig)
+def test_our_server_over_each_era_with_real_kubectl(shared_sim, make, mode, era):
+    argv = server_argv(shared_sim("crashloop").kubeconfig)
     if mode:
         argv = [sys.executable, SHIM, mode, "--", *argv]
     client = make(argv, call_timeout=30, start_timeout=30).start()
@@ -166,10 +166,10 @@ def test_our_server_over_each_era_with_real_kubectl(kube_sim, make, mode, era):
     ("modern", "protocol 2026-07-28 (stateless)"),
     ("handshake", "protocol 2025-11-25 (initialize handshake)"),
 ])
-def test_the_triage_cli_end_to_end_over_each_era(kube_sim, mode, expected):
+def test_the_triage_cli_end_to_end_over_each_era(shared_sim, mode, expected):
     # the CLI test helpers, one copy; the CLI in this process, its server and the shim as processes
     from tests.agent.cli.test_cli import replay_args, run_cli_here
-    sim = kube_sim("crashloop")
+    sim = shared_sim("crashloop")
     extra = ["--json"]
     if mode:
         server = server_argv(sim.kubeconfig)

@@ -96,8 +96,8 @@ def write(tmp_path, doc):
     return str(path)
 
 
-def test_cli_alert_to_report_with_identity_in_text_and_json(kube_sim, tmp_path):
-    sim = kube_sim("crashloop")
+def test_cli_alert_to_report_with_identity_in_text_and_json(shared_sim, tmp_path):
+    sim = shared_sim("crashloop")
     args = ["--alert", write(tmp_path, PAYLOAD), "--namespaces", "prod,staging", "--replay",
             str(REPLAY / "crashloop.json"), "--kubeconfig", sim.kubeconfig]
     text = run_cli_here(*args)
@@ -150,12 +150,12 @@ def test_cli_symptom_and_alert_together_is_a_usage_error(tmp_path):
     assert out.returncode == 2 and "not both" in out.stderr
 
 
-def test_the_alert_reaches_the_model_as_data_in_the_first_turn(kube_sim, tmp_path):
+def test_the_alert_reaches_the_model_as_data_in_the_first_turn(shared_sim, tmp_path):
     hostile = payload(annotations={"description": INJECTION, "message": "token=abcd1234efgh"})
     responses = json.loads((REPLAY / "crashloop.json").read_text())["responses"]
     with FakeMessagesApi(responses) as api:
         out = run_cli_here("--alert", write(tmp_path, hostile), "--namespaces", "prod",
-                           "--kubeconfig", kube_sim("crashloop").kubeconfig,
+                           "--kubeconfig", shared_sim("crashloop").kubeconfig,
                            env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
     assert out.returncode == 0, out.stderr
     first = api.requests[0]["body"]["messages"][0]["content"]
