@@ -25,12 +25,13 @@ check:
 # see test) runs while a second pip installs the rest (xdist, setuptools and pip for the
 # packaging test, jsonschema and the like for the schema tests), which no collection imports
 # (it loads no plugin either: PYTEST_DISABLE_PLUGIN_AUTOLOAD). kubernetes-validate is not
-# unpacked: its wheel is 17,000 schema files (108 MB), and creating them was 4 to 20 s of the
+# installed: its wheel is 17,000 schema files (108 MB), and creating them was 4 to 20 s of the
 # kernel's time, more than all the rest of the install. A third pip downloads the pinned wheel
-# into .venv/schemas while the others install, and the schema tests import it from there as a zip
-# archive (tests/support/kube_schemas.py). No two pips ever write one directory at once (pip does
-# not guard an environment against another pip). A .venv without .venv/schemas is made again, and
-# the schemas.pth of the layout before (an unpacked copy on the path) is removed.
+# into .venv/schemas while the others install, and tests/support/kube_schemas.py writes out of it
+# the package and the one version's schemas the tests read (650 files, .venv/schemas/unpacked).
+# No two pips ever write one directory at once (pip does not guard an environment against
+# another pip). A .venv without .venv/schemas/unpacked (an earlier layout) is made again, and the
+# schemas.pth of the layout before those (a whole unpacked copy on the path) is removed.
 # A venv with a pip of its own runs the three one after the other: the rest may replace the
 # very pip the download runs from (tests/requirements.txt pins pip).
 # $(PYTHON) is resolved to its interpreter once (a version manager's shim, pyenv's, costs 0.15 s
@@ -42,10 +43,10 @@ SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
 PIP_DOWNLOAD = download --quiet --no-deps --only-binary :all: --disable-pip-version-check
 test-deps: check
-	@cmp -s tests/requirements.txt .venv/requirements.txt 2>/dev/null || { \
+	@{ cmp -s tests/requirements.txt .venv/requirements.txt && [ -d .venv/schemas/unpacked ]; } 2>/dev/null || { \
 		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
 		py=$$($(PYTHON) -c 'import sys; print(sys.executable)') && \
-		{ [ -d .venv/schemas ] || rm -rf .venv; } && \
+		{ [ -d .venv/schemas/unpacked ] || rm -rf .venv; } && \
 		{ [ -x .venv/bin/python ] || "$$py" -m venv --without-pip .venv; } && \
 		if [ ! -x .venv/bin/pip ] && "$$py" -c '$(PIP_HAS_PYTHON)' 2>/dev/null; then \
 			pip="$$py -m pip --python .venv/bin/python"; own=; \
@@ -56,7 +57,8 @@ test-deps: check
 		rm -rf .venv/schemas && \
 		first() { $$pip $(PIP_INSTALL) -r .venv/requirements-first.txt; } && \
 		rest() { $$pip $(PIP_INSTALL) -r .venv/requirements-rest.txt; } && \
-		schemas() { $$pip $(PIP_DOWNLOAD) --dest .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt); } && \
+		schemas() { $$pip $(PIP_DOWNLOAD) --dest .venv/schemas $$(grep -i '^$(SCHEMAS)==' tests/requirements.txt) && \
+			.venv/bin/python -m tests.support.kube_schemas unpack; } && \
 		if [ -n "$$own" ]; then first && rest && schemas; \
 		else schemas & pid=$$!; first && { rest & rest=$$!; $(WARM_UP); wait $$rest; }; ok=$$?; \
 			wait $$pid && [ $$ok = 0 ]; fi && \

@@ -8,6 +8,7 @@ the schemas shipped.
 
 import copy
 import json
+import zipfile
 
 import pytest
 
@@ -75,6 +76,33 @@ def test_the_check_agrees_with_kubernetes_validate():
     with pytest.raises(kubernetes_validate.ValidationError) as raised:
         kubernetes_validate.validate(node, VERSION, strict=True)
     assert problems(node) == [f"spec: {raised.value.message}"]
+
+
+def test_unpack_writes_the_package_and_one_version_s_strict_schemas_whole(tmp_path):
+    wheels, into = tmp_path / "wheels", tmp_path / "unpacked"
+    wheels.mkdir()
+    schemas = "kubernetes_validate/kubernetes-json-schema"
+    kept = ["kubernetes_validate/__init__.py", "kubernetes_validate-0.dist-info/METADATA",
+            f"{schemas}/{kube_schemas.STRICT}/pod-v1.json"]
+    left = [f"{schemas}/v1.31.0-local-strict/pod-v1.json", f"{schemas}/v{VERSION}.0-local/pod-v1.json",
+            f"{schemas}/v{VERSION}.0-standalone-strict/pod-v1.json"]
+    with zipfile.ZipFile(wheels / "kubernetes_validate-0-py3-none-any.whl", "w") as wheel:
+        for name in kept + left:
+            wheel.writestr(name, "{}")
+    assert kube_schemas.unpack(wheels, into) == len(kept)
+    written = sorted(str(p.relative_to(into)) for p in into.rglob("*") if p.is_file())
+    assert written == sorted(kept) and not (tmp_path / "unpacked.partial").exists()
+    (wheels / "kubernetes_validate-1-py3-none-any.whl").write_bytes(b"")
+    with pytest.raises(SystemExit, match="holds 2 kubernetes_validate wheels, not one"):
+        kube_schemas.unpack(wheels, tmp_path / "again")
+
+
+def test_the_package_in_use_knows_the_simulator_s_version():
+    package = kube_schemas.kubernetes_validate()
+    versions = package.utils.all_versions()
+    assert f"{VERSION}.0" in versions and package.validate(a_node(), VERSION, strict=True) == VERSION
+    if package.__file__.startswith(str(kube_schemas.UNPACKED)):   # not an installed one
+        assert versions == [f"{VERSION}.0"]
 
 
 def test_the_schemas_are_those_of_the_pinned_kubernetes_validate():

@@ -16,45 +16,70 @@ length, range or enum but apiVersion and kind; oneOf only between types), so two
 same shape pass or fail alike. tests/sim/test_schemas.py proves that of the shipped schemas, so a
 new kubernetes-validate that adds such a keyword fails there instead of being trusted.
 
-`make test` does not unpack kubernetes-validate: its wheel holds 17,000 schema files (108 MB,
-every Kubernetes version from 1.25 on) of which these tests read a dozen, and writing them out
-took 4 to 20 s of the kernel's time on a fresh clone. pip downloads the pinned wheel into
-.venv/schemas, and the first call here that needs the package puts that file on sys.path: Python
-imports a pure wheel as a zip archive, and the package reads its schemas through
-importlib_resources, which reads them from the archive. Not at import (a collection imports this
-module in every worker) and not through a .pth file (every interpreter of the venv would read
-the archive's index of 17,000 names at its first import that misses): that index is read twice,
-for the import and for the resources, and importing this module and building one validator
-took about 0.6 s of CPU from the archive against 0.25 s unpacked (three runs each). An installed kubernetes_validate, where
-there is one, comes first.
+`make test` does not install kubernetes-validate: its wheel holds 17,000 schema files (108 MB,
+every Kubernetes version from 1.25 on, each in four forms) of which these tests read a dozen, and
+writing them all out took 4 to 20 s of the kernel's time on a fresh clone. pip downloads the
+pinned wheel into .venv/schemas, and `python -m tests.support.kube_schemas unpack` (the Makefile
+runs it) writes beside it the package's code and metadata and the one directory the checks read,
+the strict schemas of the simulator's version (650 files): UNPACKED. The first call here that
+needs the package puts that directory on sys.path; not at import (a collection imports this
+module in every worker), and not through a .pth file (every interpreter of the venv would look
+there at each import that misses). To the package, the version unpacked is the only one there
+is (its all_versions() lists the directories); these tests ask for no other. Importing the wheel
+itself as a zip archive worked too, but each importlib_resources.files() of it read the
+archive's index of 17,000 names again (about 0.12 s of CPU each, four in each call of
+kubernetes_validate.validate()): the schema tests took 2.5 s of CPU that way and 1.3 s unpacked
+(pytest -n 3 tests/sim/test_schemas.py tests/project/test_outputs_schemas.py, twice each). An
+installed kubernetes_validate, where there is one, comes first.
 """
 
 import functools
 import importlib
 import json
 import re
+import shutil
 import sys
+import zipfile
 from pathlib import Path
 
 from fixtures.kube_sim.http import VERSION as SIM_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS = ROOT / ".venv" / "schemas"
+UNPACKED = WHEELS / "unpacked"
 VERSION = f"{SIM_VERSION['major']}.{SIM_VERSION['minor']}"
+STRICT = f"v{VERSION}.0-local-strict"   # the directory of the package's schemas these tests read
 BY_VALUE = ("apiVersion", "kind")  # the keys whose values the schemas constrain (enum)
+
+
+def unpack(wheels=WHEELS, into=UNPACKED):
+    """Write the package and its STRICT schemas out of the one wheel in `wheels` (see the
+    module's docstring); the number of files written."""
+    found = list(Path(wheels).glob("kubernetes_validate-*.whl"))
+    if len(found) != 1:
+        raise SystemExit(f"{wheels} holds {len(found)} kubernetes_validate wheels, not one:"
+                         " run `make test-deps`")
+    schemas = "kubernetes_validate/kubernetes-json-schema/"
+    with zipfile.ZipFile(found[0]) as wheel:
+        names = [name for name in wheel.namelist()
+                 if not name.startswith(schemas) or name.startswith(f"{schemas}{STRICT}/")]
+        partial = Path(f"{into}.partial")
+        shutil.rmtree(partial, ignore_errors=True)   # what a run cut short left
+        wheel.extractall(partial, names)
+    partial.rename(into)   # whole or not at all: a run cut short leaves only the .partial
+    return len(names)
 
 
 @functools.cache
 def kubernetes_validate():
-    """The kubernetes_validate package: installed, or else imported from the wheel in WHEELS."""
+    """The kubernetes_validate package: installed, or else the one UNPACKED from its wheel."""
     try:
         return importlib.import_module("kubernetes_validate")
     except ImportError:
-        wheels = list(WHEELS.glob("kubernetes_validate-*.whl"))
-        if len(wheels) != 1:
-            raise ImportError(f"kubernetes_validate is not installed and {WHEELS} holds"
-                              f" {len(wheels)} of its wheels, not one: run `make test-deps`")
-        sys.path.append(str(wheels[0]))
+        if not (UNPACKED / "kubernetes_validate").is_dir():
+            raise ImportError(f"kubernetes_validate is neither installed nor unpacked in"
+                              f" {UNPACKED}: run `make test-deps`") from None
+        sys.path.append(str(UNPACKED))
         return importlib.import_module("kubernetes_validate")
 
 
@@ -62,8 +87,7 @@ def kubernetes_validate():
 def schema_dir():
     """The package's directory of the simulator's version's schemas, strict form."""
     import importlib_resources
-    return (importlib_resources.files(kubernetes_validate()) / "kubernetes-json-schema"
-            / f"v{VERSION}.0-local-strict")
+    return importlib_resources.files(kubernetes_validate()) / "kubernetes-json-schema" / STRICT
 
 
 @functools.cache
@@ -137,3 +161,9 @@ def describe(failing, limit=10):
     if len(failing) > limit:
         lines.append(f"... and {len(failing) - limit} more")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["unpack"]:
+        raise SystemExit("usage: python -m tests.support.kube_schemas unpack")
+    unpack()
