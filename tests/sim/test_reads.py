@@ -11,11 +11,13 @@ import json
 import shutil
 import socket
 import subprocess
+from urllib.parse import urlencode
 from urllib.request import urlopen
 
 import pytest
 
 from fixtures.kube_sim.store import ApiError, parse_label_selector
+from tests.support import kubectl_tables
 from tests.support.server_support import SimView
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
@@ -111,17 +113,25 @@ def test_owner_chain_pod_replicaset_deployment(crash):
     assert dep["spec"]["replicas"] == 2
 
 
-@pytest.mark.parametrize("resource, header", [
-    ("deployments", ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]),
-    ("replicasets", ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]),
-    ("services", ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]),
-    ("nodes", ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]),
-    ("namespaces", ["NAME", "STATUS", "AGE"]),
-    ("events", ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]),
-])
-def test_table_columns_match_a_real_server(crash, resource, header):
-    out = ok(crash, "get", resource, "-n", "prod")
-    assert out.splitlines()[0].split() == header
+HEADERS = {
+    "deployments": ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+    "replicasets": ["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
+    "services": ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"],
+    "nodes": ["NAME", "STATUS", "ROLES", "AGE", "VERSION"],
+    "namespaces": ["NAME", "STATUS", "AGE"],
+    "events": ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+}
+
+
+@pytest.fixture(scope="module")
+def headers(crash):
+    """Each kind's header row as kubectl prints it, from one `kubectl get` of them all."""
+    return kubectl_tables.headers(ok(crash, "get", ",".join(HEADERS), "-n", "prod"), HEADERS)
+
+
+@pytest.mark.parametrize("resource, header", HEADERS.items())
+def test_table_columns_match_a_real_server(headers, resource, header):
+    assert headers[resource] == header
 
 
 def test_table_values_and_ages_are_sensible(crash):
@@ -134,17 +144,31 @@ def test_table_values_and_ages_are_sensible(crash):
 
 # --- selectors ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("selector, expected", [
+SELECTORS = [
     ("app=checkout", {"checkout"}), ("app==checkout", {"checkout"}),
     ("app!=checkout", {"frontend"}), ("app", {"checkout", "frontend"}), ("!app", set()),
     ("app=checkout,pod-template-hash=6f8d9c7b5d", {"checkout"}), ("app=nope", set()),
     ("app in (checkout,frontend)", {"checkout", "frontend"}), ("app notin (frontend)", {"checkout"}),
-])
+]
+
+
+def _apps(pod_list):
+    return {i["metadata"]["labels"]["app"] for i in pod_list["items"]}
+
+
+@pytest.mark.parametrize("selector, expected", SELECTORS)
 def test_label_selectors(crash, selector, expected):
+    """The simulator's selector semantics, asked as kubectl asks (labelSelector=...)."""
+    query = urlencode({"labelSelector": selector})
+    with urlopen(f"{crash.url}/api/v1/namespaces/prod/pods?{query}", timeout=10) as response:
+        assert _apps(json.load(response)) == expected
+
+
+@pytest.mark.parametrize("selector, expected", [SELECTORS[2], SELECTORS[7]])
+def test_kubectl_sends_its_label_selector_as_it_is(crash, selector, expected):
     out = kubectl(crash, "get", "pods", "-n", "prod", "-l", selector, "-o", "json")
     assert out.returncode == 0, out.stderr
-    apps = {i["metadata"]["labels"]["app"] for i in json.loads(out.stdout)["items"]}
-    assert apps == expected
+    assert _apps(json.loads(out.stdout)) == expected
 
 
 @pytest.mark.parametrize("selector, names", [
