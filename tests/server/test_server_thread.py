@@ -162,6 +162,9 @@ def test_a_kept_proxy_serves_the_next_same_server_and_stops_when_its_simulator_e
         first, answer = _pods_through(_argv(sim.kubeconfig), env)
         assert first.alive() and KEPT.idle(sim.kubeconfig) == 1 and not answer["isError"]
         pid = first.proc.pid
+        first._stderr.append("a line the first server's proxy wrote")
+        first.stop()   # as a second close() would: kept once, its lines forgotten
+        assert first.stderr_tail() == "" and KEPT.idle(sim.kubeconfig) == 1
         again, same = _pods_through(_argv(sim.kubeconfig), dict(env, PYTEST_CURRENT_TEST="second"))
         assert again is first and first.proc.pid == pid and same == answer
         wider, _ = _pods_through([*_argv(sim.kubeconfig), "--no-cluster-tools"], env)

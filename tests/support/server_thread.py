@@ -188,8 +188,9 @@ class KeptProxies:
             return sum(len(kept) for key, kept in self._idle.items() if key[0] == kubeconfig)
 
     def lend(self, reader, kubeconfig):
-        """Give the reader a kept proxy that matches its own (unlaunched) one, if there is one,
-        and make its close() hand the proxy back rather than stop it."""
+        """Give the reader a kept proxy that matches its own (unlaunched) one, if there is one
+        (in place of the Reader's own, a private attribute: this is the tests' seam, not the
+        server's), and make its close() hand the proxy back rather than stop it."""
         key = self._key(kubeconfig, reader.proxy)
         if key is None:
             return
@@ -216,7 +217,10 @@ class KeptProxies:
     def _give_back(self, key, proxy):
         with self._lock:
             if proxy.alive() and key[0] in self._kubeconfigs:
-                self._idle.setdefault(key, []).append(proxy)
+                proxy._stderr.clear()   # its lines so far were the last server's to report
+                kept = self._idle.setdefault(key, [])
+                if proxy not in kept:   # a second close(): it is back already, and kept once
+                    kept.append(proxy)
                 return
         Proxy.stop(proxy)
 
