@@ -104,12 +104,13 @@ def walk_through(browser, service, run_id, approval, tmp_path):
     assert "/login" in browser.url()                   # no session: the login form first
     browser.find("input[name=token]").type(TOKENS["alice"])
     browser.find("button[type=submit]").click()
-    assert browser.url() == f"{service.url}/runs/{run_id}"
+    run_page = f"{service.url}/runs/{run_id}"
+    assert browser.wait_url(run_page) == run_page      # logged in, sent back where it began
     [cookie] = browser.cookies()
     assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
     assert PLANTED in browser.find("body").text()      # the run page shows it as text
     browser.find(f"a[href='/approvals/{approval['id']}']").click()
-    assert browser.url() == approval["approval_url"]
+    assert browser.wait_url(approval["approval_url"]) == approval["approval_url"]
     assert browser.find("#command").text() == shlex.join(approval["argv"])
     evidence = browser.find("#evidence").text()
     assert PLANTED in evidence and "PAYMENT_API_URL" in evidence

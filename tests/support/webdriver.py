@@ -3,6 +3,7 @@ chromium, headless.
 
     with Browser.start() as browser:        # chromedriver on a free port, one new session
         browser.get(url); browser.find("#command").text(); browser.find("button").click()
+        browser.wait_url(url); browser.wait_text(css, text)   # after a click that navigates
         browser.screenshot(path); browser.cookies(); browser.source()
 
 Each command is one HTTP request to chromedriver (POST/GET/DELETE /session/ID/...), answered
@@ -159,6 +160,15 @@ class Browser:
                 pass
             time.sleep(0.05)  # the browser offers no event to wait on over plain WebDriver
         return False
+
+    def wait_url(self, url, *, timeout=30.0) -> str:
+        """The page's URL once it is `url` (a click that submits a form or follows a link
+        returns before the browser has navigated), or the URL it still has after timeout
+        seconds."""
+        deadline = time.monotonic() + timeout
+        while (current := self.url()) != url and time.monotonic() < deadline:
+            time.sleep(0.05)  # the browser offers no event to wait on over plain WebDriver
+        return current
 
     def script(self, code, *args):
         """Run a script through the driver (not the page: CSP does not apply to it)."""
