@@ -30,6 +30,10 @@ ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-dev-shm-usage", "--window-size=1200,1400")
 
 
+# Answers true when the page is the URL asked for; otherwise never (see Browser.wait_url).
+WAIT_FOR_URL = "const [url, done] = arguments; if (location.href === url) done(true);"
+
+
 class WebDriverError(Exception):
     """chromedriver answered with an error."""
 
@@ -163,12 +167,22 @@ class Browser:
 
     def wait_url(self, url, *, timeout=30.0) -> str:
         """The page's URL once it is `url` (a click that submits a form or follows a link
-        returns before the browser has navigated), or the URL it still has after timeout
-        seconds."""
+        returns before the browser has navigated), or the URL it has after timeout seconds.
+        Waits on the page's events, not a poll: a script in the page answers at once when the
+        page is `url`, and else only when the page is unloaded (the driver then reports the
+        unload, and the script runs again in the page that came next) or at the timeout."""
         deadline = time.monotonic() + timeout
-        while (current := self.url()) != url and time.monotonic() < deadline:
-            time.sleep(0.05)  # the browser offers no event to wait on over plain WebDriver
-        return current
+        while (left := deadline - time.monotonic()) > 0:
+            self.command("POST", "timeouts", {"script": int(left * 1000)})
+            try:
+                if self.command("POST", "execute/async", {"script": WAIT_FOR_URL, "args": [url]}):
+                    break
+            except WebDriverError as exc:
+                if "timeout" in str(exc):
+                    break
+                if "unload" not in str(exc):   # only an unload means: look at the next page
+                    raise
+        return self.url()
 
     def script(self, code, *args):
         """Run a script through the driver (not the page: CSP does not apply to it)."""
