@@ -12,6 +12,7 @@ import pytest
 
 from mcp_kubectl_server.__main__ import parse_args
 from tests.support.api_stub import ApiStub, Rule, wait_for
+from tests.support.sim_reader import reads_here
 from tests.support.server_thread import (KEPT, NoProcess, ServerInThread, popen,
                                          servers_in_threads)
 from triage_agent.mcp.client import McpStdioClient
@@ -187,3 +188,18 @@ def test_only_the_proxies_of_kept_simulators_with_a_given_environment_are_kept(k
     with KEPT.keeping(sim.kubeconfig):
         inherited, _ = _pods_through(_argv(sim.kubeconfig), None)   # os.environ at launch: not kept
         assert inherited.proc is None and KEPT.idle(sim.kubeconfig) == 0
+
+
+def test_a_simulator_in_reads_here_is_read_through_its_handler_with_no_proxy(kube_sim):
+    sim = kube_sim("crashloop")
+    env = dict(os.environ)
+    real, answer = _pods_through(_argv(sim.kubeconfig), env)
+    assert real.proc is None and real.stderr_tail() is not None   # a kubectl proxy that was stopped
+    seen = len(sim.requests)
+    with reads_here(sim):
+        here, same = _pods_through(_argv(sim.kubeconfig), env)
+        assert not hasattr(here, "proc") and same == answer   # no proxy, the same answer
+        assert [r["path"].split("?")[0] for r in list(sim.requests)[seen:]] == [
+            "/api/v1/namespaces/prod/pods"]
+    after, _ = _pods_through(_argv(sim.kubeconfig), env)
+    assert hasattr(after, "proc")   # outside reads_here() again: a kubectl proxy

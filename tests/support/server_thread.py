@@ -31,7 +31,9 @@ kubectl, kubeconfig, filters and environment), instead of stopping it: KEPT, see
 proxy costs one kubectl start (about 0.03 s of CPU), and the CLI tests of one module start a
 server per run over the one simulator. The server's reads, the proxy's filters and its answers
 are the same; what a kept proxy does not show is its own start and stop (the tests of those use
-a simulator of their own, or the server's process).
+a simulator of their own, or the server's process). A server over a simulator inside
+tests/support/sim_reader.py's reads_here() has no proxy at all: its reads run the simulator's
+request handler in the calling thread.
 """
 
 import contextlib
@@ -45,6 +47,7 @@ import traceback
 
 from mcp_kubectl_server.__main__ import build_parser, open_reader, parse_args, run
 from mcp_kubectl_server.read.proxy import Proxy
+from tests.support.sim_reader import channel_here
 from triage_agent.mcp.wire import StdioPeer
 
 MODULE = "mcp_kubectl_server"
@@ -150,8 +153,12 @@ def popen(argv, **options):
         reader = open_reader(args, env=options.get("env"))
     except (ValueError, OSError):  # the real process says why, and exits 2
         return subprocess.Popen(argv, **options)
-    reader.proxy.kill_with_parent = False   # see the module's docstring
-    KEPT.lend(reader, args.kubeconfig)
+    here = channel_here(args.kubeconfig)
+    if here is not None:   # a simulator in reads_here(): no kubectl proxy (tests/support/sim_reader.py)
+        reader._channel = here
+    else:
+        reader.proxy.kill_with_parent = False   # see the module's docstring
+        KEPT.lend(reader, args.kubeconfig)
     return ServerInThread(list(argv), args, reader)
 
 

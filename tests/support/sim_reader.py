@@ -10,10 +10,22 @@ the reader gets an http.client response parsed from the bytes the simulator woul
 test that proves nothing about the way there (digests, redaction over thousands of outputs) runs
 a read in a fraction of what a kept-alive HTTP connection costs (sockets, a server thread, both
 sides' header parsing). Tests of the HTTP path go through kubectl (tests/sim, ServerProcess).
+
+    with reads_here(sim):   # in-thread servers over sim.kubeconfig read this way too
+        run_cli_here([...])
+
+An MCP server in a thread (tests/support/server_thread.py) whose --kubeconfig is that of a
+simulator inside reads_here() gets the same channel instead of a kubectl proxy: for tests of what
+a whole run makes of a cluster (the eval scenarios), not of the way the reads travel. What that
+leaves out is the proxy's path filters and its start; the e2e tests, the CLI tests and `make eval`
+keep the real kubectl proxy.
 """
 
+import contextlib
 import http.client
 import io
+import os
+import threading
 
 from fixtures.kube_sim.http import Handler
 from mcp_kubectl_server.read.reader import Reader
@@ -96,3 +108,29 @@ def sim_reader(sim, namespaces):
     reader = Reader(namespaces=namespaces, timeout=120.0)   # a busy machine is not a failure here
     reader._channel = HandlerChannel(sim)  # the seam: everything else is the real reader
     return reader
+
+
+_HERE = {}   # realpath of a simulator's kubeconfig -> the Simulator, while in reads_here()
+_HERE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def reads_here(sim):
+    """While inside: in-thread servers over `sim`'s kubeconfig read through HandlerChannel."""
+    key = os.path.realpath(sim.kubeconfig)
+    with _HERE_LOCK:
+        _HERE[key] = sim
+    try:
+        yield sim
+    finally:
+        with _HERE_LOCK:
+            _HERE.pop(key, None)
+
+
+def channel_here(kubeconfig):
+    """A HandlerChannel for the simulator whose kubeconfig this is, if it is in reads_here()."""
+    if kubeconfig is None:
+        return None
+    with _HERE_LOCK:
+        sim = _HERE.get(os.path.realpath(kubeconfig))
+    return None if sim is None else HandlerChannel(sim)

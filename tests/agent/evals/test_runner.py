@@ -1,13 +1,15 @@
 """The evaluator end to end: every scenario passes through kube_sim and the real CLI, and the
 command line (exit codes, --runs pass^N, --min-pass, --results JSONL, --json, --live) behaves.
 
-Each scenario run is real: the triage CLI's `... --replay` against kube_sim with real kubectl and
-the real MCP server, then the grader. The per-scenario tests run the simulator and the CLI in
-this process (the cluster and the agent, not the processes around them, are what they test:
+Each scenario run is real: the triage CLI's `... --replay` against kube_sim and the real MCP
+server, then the grader. The per-scenario tests run the simulator and the CLI in this process
+(the cluster and the agent, not the processes around them, are what they test:
 tests/support/cli_here.py says what that leaves out), and so do most command-line tests, through
-main()'s simulator= and cli=. One run of the evaluator as `make eval` does it (a subprocess with
-its simulator and `python3 -m triage_agent` children: --runs, --results, --json), one --live run
-with those children, and the CLI timeout's kill keep the processes.
+main()'s simulator= and cli=; their server reads the simulator through its request handler, with
+no kubectl proxy between (tests/support/sim_reader.py's reads_here). One run of the evaluator as
+`make eval` does it (a subprocess with its simulator, `python3 -m triage_agent` children and
+real kubectl: --runs, --results, --json), one --live run with those children, and the CLI
+timeout's kill keep the processes; `make eval` runs every scenario so.
 """
 
 import io
@@ -22,6 +24,7 @@ from fixtures.kube_sim.sim import Simulator
 from tests.support.cli_here import run_cli_here
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
+from tests.support.sim_reader import reads_here
 from triage_agent.evals import runner as evaluate, grade, scorecard
 
 ROOT = grade.PROJECT_ROOT
@@ -52,11 +55,14 @@ def failing_scenario(tmp_path):
 
 
 class SimulatorHere:
-    """runner.Simulator's surface over a simulator in this process (no interpreter to start)."""
+    """runner.Simulator's surface over a simulator in this process (no interpreter to start),
+    read by the in-thread server through its request handler (reads_here)."""
 
     def __init__(self, cluster, tmp):
         self.sim = Simulator(cluster, kubeconfig=os.path.join(tmp, "kubeconfig"),
                              journal=os.path.join(tmp, "journal")).start()
+        self._here = reads_here(self.sim)
+        self._here.__enter__()
         self.kubeconfig = self.sim.kubeconfig
         self.prometheus_url = self.sim.prometheus.url if self.sim.prometheus else None
 
@@ -67,6 +73,7 @@ class SimulatorHere:
         return self.sim.journal_entries()
 
     def stop(self):
+        self._here.__exit__(None, None, None)
         self.sim.stop()
 
 
