@@ -64,8 +64,10 @@ def outcomes(stdout):
 
 # One xdist worker is enough: the limit is applied in the worker and its verdict must survive the
 # trip to the controller; a second worker would only add an interpreter.
-@pytest.mark.parametrize("workers", [(), ("-p", "xdist.plugin", "-n", "1")],
-                         ids=["one-process", "xdist"])
+@pytest.mark.parametrize("workers", [
+    pytest.param((), id="one-process"),
+    pytest.param(("-p", "xdist.plugin", "-n", "1"), id="xdist", marks=pytest.mark.slow(
+        reason="starts a pytest controller and its worker, two interpreters that each collect"))])
 def test_a_test_over_the_limit_fails_unless_marked_slow(tmp_path, workers):
     done = run_pytest(tmp_path, "0.05", *workers)
     assert done.returncode == 1, done.stdout + done.stderr
