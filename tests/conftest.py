@@ -43,6 +43,10 @@ freed by reference counting at once; only reference cycles wait longer. And at i
 collects garbage once to surface the exceptions raised in finalizers, where pytest collects five
 times (its unraisableexception plugin): over a worker's heap at the end of the suite each
 collection took about 0.3 s, 4.8 s of CPU over three workers in all (sampled with py-spy).
+Once the tests are collected, everything made so far (modules, test items, their parameters) is
+frozen out of the collector's view (gc.freeze): it lives until the process ends, so no collection
+needs to scan it, the last one included (0.17 to 0.31 s a worker before, 0.13 to 0.27 s after);
+what the tests make is collected as before.
 
 A suite started in the background by a non-interactive shell (`make test &` in a script)
 inherits SIGINT ignored, and so would every process it starts: the CLI and the server keep an
@@ -68,6 +72,11 @@ from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (ho
 
 GC_THRESHOLDS = (50_000, 50, 50)
 GC_AT_END = 1  # collections at the end of a pytest process (see the module docstring)
+
+
+def pytest_collection_finish(session):
+    gc.collect()   # what collection left as garbage is freed, not frozen
+    gc.freeze()    # see the module docstring
 
 
 def pytest_configure(config):
