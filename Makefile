@@ -20,8 +20,8 @@ check:
 # gets no pip of its own (bootstrapping one cost more CPU than the whole install): the venv's
 # interpreter runs $(PYTHON)'s pip from a folder that holds only it (.venv/host-pip), which is
 # what `pip --python` does, without a second pip started in front of it (0.21 s of a pip call
-# against 0.45 s). The file pins every dependency, so pip
-# resolves nothing (--no-deps), and bytecode is left to the first import (--no-compile).
+# against 0.45 s). The file pins every dependency, so pip resolves nothing (--no-deps), and
+# bytecode is left to the first import (--no-compile).
 # The pins come in three parts, by name, installed by three pips at once. FIRST is what a
 # collection of the tests imports (pytest, what pytest needs, PyYAML), into the venv's
 # site-packages: once it is in, the first collection of a fresh checkout (WARM_UP, see test) runs
@@ -80,9 +80,10 @@ prometheus-deps:
 # The suite across the machine's cores (pytest-xdist), ending in pytest's one summary line;
 # `.venv/bin/python -m pytest` alone runs it in one process. Two workers more than the cores
 # (TEST_WORKERS): a worker waiting on a child it started (an interpreter, kubectl, Prometheus
-# getting ready) leaves its core to a spare one (docs/development.md has the figures). The run lets Python cache bytecode even where
-# the environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of
-# interpreters (CLI, server, simulator), each of which would compile the project's modules again.
+# getting ready) leaves its core to a spare one (docs/development.md has the figures). The run
+# lets Python cache bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# the suite starts hundreds of interpreters (CLI, server, simulator), each of which would
+# compile the project's modules again.
 # In a fresh checkout, where nothing is cached yet, two collections (half of tests/ each, at
 # once) first compile the modules and rewrite the test modules' asserts: else every worker does
 # all of it at its start (about 4.7 s of CPU each against 1.2 s). What they print is not kept:
