@@ -18,7 +18,7 @@ nothing here ever sees a private key: callers hand over the certificate bytes al
 import base64
 import binascii
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from datetime import datetime, timezone
 
 PEM_BLOCK = re.compile(rb"-----BEGIN CERTIFICATE-----\s*(.*?)\s*-----END CERTIFICATE-----", re.S)
@@ -34,23 +34,12 @@ class CertificateError(ValueError):
     """The bytes are not a certificate this reader understands; str() says what is wrong."""
 
 
-@dataclass(frozen=True)
-class Certificate:
-    subject: str
-    issuer: str
-    not_before: datetime
-    not_after: datetime
-    dns_names: tuple
+# subject and issuer: str; not_before and not_after: datetime (UTC); dns_names: tuple of str
+Certificate = namedtuple("Certificate", "subject issuer not_before not_after dns_names")
 
-
-@dataclass(frozen=True)
-class TlsRead:
-    """What the server learnt of one TLS Secret: `certs` (leaf first) or why not (`problem`,
-    with `missing` when the Secret does not exist)."""
-
-    certs: tuple = ()
-    problem: str = ""
-    missing: bool = False
+# What the server learnt of one TLS Secret: `certs` (leaf first) or why not (`problem`, with
+# `missing` when the Secret does not exist).
+TlsRead = namedtuple("TlsRead", "certs problem missing", defaults=((), "", False))
 
 
 def _tlv(data, pos):

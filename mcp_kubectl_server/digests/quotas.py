@@ -12,14 +12,13 @@ Two reads, one digest; resources at or over their hard limit first, flagged in c
 Used figures are the quota controller's own (status.used), never recomputed here.
 """
 
-from mcp_kubectl_server.digests.quantity import parse_quantity, percent
-
-
 LIMIT_FIELDS = ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio")
 
 
 def quota_lines(quota):
     """(flagged_count, lines) for one ResourceQuota."""
+    # here, not at the top: fractions (and decimal under it) cost every server start 3 ms of CPU
+    from mcp_kubectl_server.digests.quantity import parse_quantity, percent
     md, status = quota.get("metadata") or {}, quota.get("status") or {}
     hard = status.get("hard") or (quota.get("spec") or {}).get("hard") or {}
     used = status.get("used") or {}

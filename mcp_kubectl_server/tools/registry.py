@@ -13,17 +13,15 @@ an isError result; CancelledError goes up to the server, which then sends no rep
 import functools
 import importlib
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 
 from mcp_kubectl_server.read.reader import ReadError
 
 NOT_FAMILIES = ("spec", "registry")
 
 
-@dataclass(frozen=True)
-class Registry:
-    tools: dict      # name -> Tool, in tools/list order
-    handlers: dict   # name -> fn(reader, args) -> text
+# tools: name -> Tool, in tools/list order; handlers: name -> fn(reader, args) -> text
+Registry = namedtuple("Registry", "tools handlers")
 
 
 def family_modules():

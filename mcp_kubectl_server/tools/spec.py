@@ -8,7 +8,7 @@ is annotated read-only, non-destructive, idempotent and closed-world, because th
 defaults in MCP are the unsafe ones.
 """
 
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from mcp_kubectl_server.validate import DNS1123_LABEL, DNS1123_SUBDOMAIN, SELECTOR_MAX, SELECTOR_PATTERN
 from mcp_kubectl_server.validate import check_label, check_selector, check_subdomain
@@ -23,19 +23,19 @@ POD = {"type": "string", "pattern": DNS1123_SUBDOMAIN, "maxLength": 253,
        "description": "Exact pod name as printed by get_pods (e.g. checkout-6f8d9c7b5d-x7k2p)."}
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(namedtuple("Tool", "name title description properties required checks namespaced",
+                       defaults=(None, True))):
     """One tool. `checks` adds value checks for fields the shared table (_CHECKS) does not know,
     {field: fn(field, value) -> message or None}; `namespaced=False` marks a cluster-scoped tool,
-    which has no namespace argument and is not scope-checked here (its family bounds it)."""
+    which has no namespace argument and is not scope-checked here (its family bounds it).
+    A namedtuple rather than a dataclass: dataclasses imports inspect, and the two were a sixth
+    of a server's start (docs/development.md)."""
 
-    name: str
-    title: str
-    description: str
-    properties: dict
-    required: tuple
-    checks: dict = field(default_factory=dict)
-    namespaced: bool = True
+    __slots__ = ()
+
+    def __new__(cls, name, title, description, properties, required, checks=None, namespaced=True):
+        return super().__new__(cls, name, title, description, properties, required,
+                               {} if checks is None else checks, namespaced)
 
     def definition(self):
         """The tools/list entry. It never names the allowed namespaces: the same bytes for every
