@@ -28,8 +28,8 @@ class Tool(namedtuple("Tool", "name title description properties required checks
     """One tool. `checks` adds value checks for fields the shared table (_CHECKS) does not know,
     {field: fn(field, value) -> message or None}; `namespaced=False` marks a cluster-scoped tool,
     which has no namespace argument and is not scope-checked here (its family bounds it).
-    A namedtuple rather than a dataclass: dataclasses imports inspect, and the two were a sixth
-    of a server's start (docs/development.md)."""
+    A namedtuple rather than a dataclass: dataclasses imports inspect, and the two cost a server
+    start about 9 ms of CPU (of some 65)."""
 
     __slots__ = ()
 
