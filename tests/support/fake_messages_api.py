@@ -7,8 +7,10 @@ orphan results; tool_use ids unique over the conversation and of the form ^[a-zA
 tool_use input an object; no empty or whitespace-only text block, nested ones included; no
 message with empty content but an optional final assistant one, which may not end in
 whitespace; only block types the role may carry) and `request_problems` (fields this project
-must never send); a request that is not JSON (NaN, Infinity) or breaks a rule gets the real
-API's 400 error shape. Otherwise the next script item is answered:
+must never send, and the tools list: objects with unique names of the API's form, object input
+schemas, the strict ones within what strict mode takes); a request that is not JSON (NaN,
+Infinity) or breaks a rule gets the real API's 400 error shape. Otherwise the next script item
+is answered:
 
     {"status": 200, "body": {...}, "headers": {...}}   a response (headers optional)
     {"drop": True}                                       close the connection without answering
@@ -205,20 +207,42 @@ def request_problems(body, text=None):
     if count_breakpoints(body, text) > 4:
         problems.append("A maximum of 4 blocks with cache_control may be provided")
     tools = body.get("tools", [])
-    if isinstance(tools, list) and tools:
+    if not isinstance(tools, list):
+        problems.append("tools: Input should be a valid list")
+    elif tools:
         problems += _tools_problems(json.dumps(tools))
     return problems + conversation_problems(body.get("messages"))
 
 
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
 @functools.lru_cache(maxsize=256)
 def _tools_problems(tools_json):
-    """The strict tools' schema problems of a tools list (by its JSON: a run sends the same list
-    with every request, and the randomized loop tests make thousands of requests)."""
-    problems = []
-    for tool in json.loads(tools_json):
-        if isinstance(tool, dict) and tool.get("strict"):
-            problems += [f"tools.{tool.get('name')}.{p}"
-                         for p in strict_schema_problems(tool.get("input_schema"))]
+    """What the API rejects in a tools list (by its JSON: a run sends the same list with every
+    request, and the randomized loop tests make thousands of requests): a custom tool that is
+    not an object with a name of 1 to 64 letters, digits, _ or -, or whose input_schema is not
+    an object schema; two tools of one name; a strict tool's schema using what strict mode does
+    not take. Server tools (a `type` other than custom) are left alone: this project sends none."""
+    problems, names = [], set()
+    for i, tool in enumerate(json.loads(tools_json)):
+        if not isinstance(tool, dict):
+            problems.append(f"tools.{i}: Input should be a valid dictionary")
+            continue
+        if tool.get("type", "custom") not in ("custom", None):
+            continue
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            problems.append(f"tools.{i}.custom.name: String should match pattern "
+                            "'^[a-zA-Z0-9_-]{1,64}$'")
+        elif name in names:
+            problems.append("tools: Tool names must be unique.")
+        names.add(name)
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            problems.append(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
+        elif tool.get("strict"):
+            problems += [f"tools.{name}.{p}" for p in strict_schema_problems(schema)]
     return tuple(problems)
 
 

@@ -8,7 +8,8 @@ import urllib.request
 import pytest
 
 from tests.support.fake_messages_api import (FakeMessagesApi, conversation_problems, count_breakpoints,
-                                     error_body, raw_field, strict_schema_problems)
+                                     error_body, raw_field, request_problems,
+                                     strict_schema_problems)
 from tests.support.prompt_cache import PromptCache, cache_blocks
 from tests.agent.cli.test_cli import FATAL, REPLAY, run_cli, run_cli_here
 from triage_agent import prompts
@@ -181,6 +182,30 @@ def test_fake_api_rejects_what_strict_tools_may_not_use():
     ]
     for schema in broken:
         assert strict_schema_problems(schema), schema
+
+
+def test_fake_api_rejects_a_tools_list_the_api_would_not_take():
+    """Each of the API's rules for `tools` fires on its own, and the loop's real list passes."""
+    base = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}
+    schema = {"type": "object", "properties": {}}
+    tool = {"name": "get_pods", "description": "d", "input_schema": schema}
+    assert request_problems(dict(base, tools=prompts.build_toolset([]).api_tools)) == []
+    assert request_problems(dict(base, tools=[tool])) == []
+    assert request_problems(dict(base, tools=[{"type": "web_search_20250305", "name": "web_search"}])) == []
+    cases = {
+        "tools: Input should be a valid list": {"name": "x"},
+        "tools.0: Input should be a valid dictionary": ["get_pods"],
+        "tools.0.custom.name: String should match pattern": [dict(tool, name="get.pods")],
+        "tools.1.custom.name: String should match pattern": [tool, dict(tool, name="x" * 65)],
+        "tools: Tool names must be unique.": [tool, dict(tool)],
+        "tools.0.custom.input_schema.type: Input should be 'object'": [dict(tool, input_schema={"type": "string"})],
+        "tools.1.custom.input_schema.type": [tool, {"name": "y", "description": "d"}],
+        "tools.z.": [dict(tool, name="z", strict=True)],   # an open object under strict
+    }
+    for expected, tools in cases.items():
+        problems = request_problems(dict(base, tools=tools))
+        assert len(problems) == 1 and problems[0].startswith(expected), (tools, problems)
+    assert request_problems(dict(base, tools=[dict(tool, name="x" * 64)])) == []
 
 
 def test_fake_api_answers_a_body_that_is_not_json_with_a_400():
