@@ -2,6 +2,7 @@
 
 import ast
 import importlib
+import json
 import pkgutil
 import subprocess
 import sys
@@ -105,3 +106,24 @@ def test_the_loop_and_a_replayed_run_load_no_http_client():
               for argv in (quiet, client)]
     assert [(out.returncode, out.stdout.split()) for out in loaded] == [
         (0, []), (0, ["http.client", "ssl", "urllib.request"])]
+
+
+def test_a_server_start_loads_no_dataclasses_fractions_or_traceback():
+    """A real server start (initialize, tools/list, end of input) imports none of the modules
+    that docs/development.md counts out of its CPU (dataclasses with inspect, fractions,
+    traceback); the same listing of its imports sees json, the control that it sees any."""
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "mcp_kubectl_server",
+                          "--allow-namespaces", "prod", "--kubeconfig", str(ROOT / "nonexistent")],
+                         cwd=ROOT, input="".join(json.dumps(line) + "\n" for line in lines),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert [json.loads(line)["id"] for line in out.stdout.splitlines()] == [1, 2]
+    loaded = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+              if line.startswith("import time:") and "|" in line}
+    assert "json" in loaded and "mcp_kubectl_server.server" in loaded
+    assert loaded & {"dataclasses", "inspect", "fractions", "traceback"} == set()
