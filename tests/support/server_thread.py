@@ -132,15 +132,27 @@ class ServerInThread:
 
     def _stop(self, code):
         """As a stop signal does to the process: an exception raised in the server's thread
-        wherever it is (once a blocking read returns: its socket is shut, stdin closed)."""
+        wherever it is (once a blocking read returns: its socket is shut, stdin closed).
+
+        With a trace or profile function in the calling thread (coverage, a debugger, cProfile),
+        CPython 3.11 executes no more bytecode in it while the exception waits for a thread
+        blocked in a read: the read would then run to its own timeout. So those are off until
+        the read is woken."""
         if self.returncode is not None:
             return
         self._stopped_as = code
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
-                                                   ctypes.py_object(_Stopped))
-        with contextlib.suppress(OSError, ValueError):
-            self.stdin.close()
-        self._reader.interrupt()
+        trace, profile = sys.gettrace(), sys.getprofile()
+        sys.settrace(None)
+        sys.setprofile(None)
+        try:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
+                                                       ctypes.py_object(_Stopped))
+            with contextlib.suppress(OSError, ValueError):
+                self.stdin.close()
+            self._reader.interrupt()
+        finally:
+            sys.settrace(trace)
+            sys.setprofile(profile)
 
 
 def popen(argv, **options):
