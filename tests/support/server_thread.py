@@ -136,8 +136,8 @@ class ServerInThread:
 
         With a trace or profile function in the calling thread (coverage, a debugger, cProfile),
         CPython 3.11 executes no more bytecode in it while the exception waits for a thread
-        blocked in a read: the read would then run to its own timeout. So those are off until
-        the read is woken."""
+        blocked in a read (3.10, 3.12 and 3.13 do), so the read would run to its own timeout:
+        they are off until the read is woken."""
         if self.returncode is not None:
             return
         self._stopped_as = code
