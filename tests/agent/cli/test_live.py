@@ -191,14 +191,16 @@ def test_fake_api_rejects_a_tools_list_the_api_would_not_take():
     tool = {"name": "get_pods", "description": "d", "input_schema": schema}
     assert request_problems(dict(base, tools=prompts.build_toolset([]).api_tools)) == []
     assert request_problems(dict(base, tools=[tool])) == []
-    assert request_problems(dict(base, tools=[{"type": "web_search_20250305", "name": "web_search"}])) == []
+    server_tool = {"type": "web_search_20250305", "name": "web_search"}
+    assert request_problems(dict(base, tools=[server_tool])) == []
     cases = {
         "tools: Input should be a valid list": {"name": "x"},
         "tools.0: Input should be a valid dictionary": ["get_pods"],
         "tools.0.custom.name: String should match pattern": [dict(tool, name="get.pods")],
         "tools.1.custom.name: String should match pattern": [tool, dict(tool, name="x" * 65)],
         "tools: Tool names must be unique.": [tool, dict(tool)],
-        "tools.0.custom.input_schema.type: Input should be 'object'": [dict(tool, input_schema={"type": "string"})],
+        "tools.0.custom.input_schema.type: Input should be 'object'": [
+            dict(tool, input_schema={"type": "string"})],
         "tools.1.custom.input_schema.type": [tool, {"name": "y", "description": "d"}],
         "tools.z.": [dict(tool, name="z", strict=True)],   # an open object under strict
     }
