@@ -2,13 +2,15 @@
 
 import ast
 import importlib
-import json
+import os
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.server_support import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("triage_agent", "mcp_kubectl_server")
@@ -112,18 +114,12 @@ def test_a_server_start_loads_no_dataclasses_fractions_or_traceback():
     """A real server start (initialize, tools/list, end of input) imports none of the modules
     that docs/development.md counts out of its CPU (dataclasses with inspect, fractions,
     traceback); the same listing of its imports sees json, the control that it sees any."""
-    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "test", "version": "1"}}},
-             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "mcp_kubectl_server",
-                          "--allow-namespaces", "prod", "--kubeconfig", str(ROOT / "nonexistent")],
-                         cwd=ROOT, input="".join(json.dumps(line) + "\n" for line in lines),
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert [json.loads(line)["id"] for line in out.stdout.splitlines()] == [1, 2]
-    loaded = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+    server = ServerProcess("--allow-namespaces", "prod", "--kubeconfig", str(ROOT / "nonexistent"),
+                           env=dict(os.environ, PYTHONPROFILEIMPORTTIME="1"), process=True)
+    server.initialize()
+    assert server.request("tools/list")["result"]["tools"]
+    assert server.close() == 0
+    loaded = {line.rsplit("|", 1)[1].strip() for line in server.stderr_text().splitlines()
               if line.startswith("import time:") and "|" in line}
     assert "json" in loaded and "mcp_kubectl_server.server" in loaded
     assert loaded & {"dataclasses", "inspect", "fractions", "traceback"} == set()
