@@ -15,7 +15,8 @@ Shannon entropy comes near the most its length and alphabet allow:
 Never hidden by shape (KEEP): image digests (`sha256:` + hex), a hex tag or digest after `:` or
 `@` (git SHAs in image tags), UUIDs (UIDs), numbers (resourceVersions), IPs and timestamps (`.`
 and `:` end a token), Kubernetes object and label names: lowercase DNS names with a `-` or `.`,
-pod-template hashes and generated suffixes, and `Kind/name` paths of names and CamelCase words.
+pod-template hashes and generated suffixes, and `Kind/name` paths of names and CamelCase
+words (_of_words: base64 with no digit in it can parse as CamelCase too).
 A strong key's value (keys.py) is hidden whatever its shape: the key says it is secret.
 """
 
@@ -98,7 +99,20 @@ def _kept_piece(piece):
         return True
     if _HEX.fullmatch(piece) and len(piece) >= 16 and "-" not in piece:
         return False  # a long hex run alone is a key as often as a hash
-    return bool(_NAME.fullmatch(piece) or _CAMEL.fullmatch(piece))
+    return bool(_NAME.fullmatch(piece) or _CAMEL.fullmatch(piece) and _of_words(piece))
+
+
+_LOWER_RUN = re.compile(r"[a-z]+")
+
+
+def _of_words(camel):
+    """CamelCase made of words (`FailedCreatePodSandBox`), not base64 that happens to parse as
+    CamelCase (`QzFsczFpMFdpNmlD...`, no digit in it): a word's lowercase runs are 2.5 letters
+    long or more on average, seldom one letter, where random mixed case gives 2 and one letter
+    half the time. One capitalised word (`Pod`, `Job`) is a word; all capitals (`AKIA...`) is
+    none."""
+    runs = [len(run) for run in _LOWER_RUN.findall(camel)]
+    return len(runs) == 1 or bool(runs) and sum(runs) >= 2.5 * len(runs) and runs.count(1) <= 1
 
 
 def secret_value(value):

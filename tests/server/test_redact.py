@@ -5,6 +5,7 @@ import time
 import pytest
 
 from mcp_kubectl_server.redact import redact
+from mcp_kubectl_server.redact.shapes import looks_random
 
 SECRETS = [
     ("DB_PASSWORD=hunter2-prod", "hunter2-prod"),
@@ -98,3 +99,25 @@ def test_hostile_text_for_the_newer_patterns_stays_linear(text):
 def test_redaction_is_idempotent():
     once = redact("DB_PASSWORD=hunter2 Authorization: Bearer abcdefgh12345678")
     assert redact(once) == once
+
+
+# base64 with no digit (or one at its end) that parses as CamelCase, each found leaking beside a
+# weak credential word (`signature`) in the planted table's fresh values, and capitals alone
+CAMEL_SHAPED = ["QzFsczFpMFdpNmlDQmhYNjBKeUpaZkVZbzRoRlRh", "YkJMOENpMHNsUXlMeHFRWmRiUFBMcFFiSEZTTzZz",
+                "MldTUGJSbFNjbnJoTVlneFlxbnZvMWFnWnFvZGY0", "NFNKdkVxUklsTWVFTmlTdHZIRUhLOUwzUzBhNGlE",
+                "AKIASIMULATEDKE042"]
+
+
+@pytest.mark.parametrize("secret", CAMEL_SHAPED)
+def test_random_mixed_case_is_no_camel_case_word(secret):
+    assert redact(f"request signature {secret} accepted") == "request signature [REDACTED] accepted"
+
+
+@pytest.mark.parametrize("word", ["FailedCreatePodSandBox", "FailedKillPodSandbox",
+                                  "NodeHasNoDiskPressure", "NetworkPluginNotReady",
+                                  "PodReadyToStartContainers", "ReplicaSet/FailedCreatePodSandBox"])
+def test_camel_case_words_beside_a_credential_word_stay(word):
+    """The must-keep side of the same rule: Kubernetes' CamelCase reasons and kinds that look
+    random by their case changes alone (the check below) are words."""
+    assert looks_random(word, strict=False)
+    assert redact(f"request signature {word} accepted") == f"request signature {word} accepted"
