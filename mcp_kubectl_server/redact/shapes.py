@@ -99,7 +99,7 @@ def _kept_piece(piece):
         return True
     if _HEX.fullmatch(piece) and len(piece) >= 16 and "-" not in piece:
         return False  # a long hex run alone is a key as often as a hash
-    return bool(_NAME.fullmatch(piece) or _CAMEL.fullmatch(piece) and _of_words(piece))
+    return bool(_NAME.fullmatch(piece) or (_CAMEL.fullmatch(piece) and _of_words(piece)))
 
 
 _LOWER_RUN = re.compile(r"[a-z]+")
@@ -112,7 +112,7 @@ def _of_words(camel):
     half the time. One capitalised word (`Pod`, `Job`) is a word; all capitals (`AKIA...`) is
     none."""
     runs = [len(run) for run in _LOWER_RUN.findall(camel)]
-    return len(runs) == 1 or bool(runs) and sum(runs) >= 2.5 * len(runs) and runs.count(1) <= 1
+    return len(runs) == 1 or (len(runs) > 1 and sum(runs) >= 2.5 * len(runs) and runs.count(1) <= 1)
 
 
 def secret_value(value):
