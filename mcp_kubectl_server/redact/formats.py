@@ -187,8 +187,9 @@ def parts(shape):
     return out
 
 
-def _regex(shape):
-    """The pattern of a shape; its last run has no upper bound (a longer token still matches)."""
+def _regex(shape, *, shortest=False):
+    """The pattern of a shape; its last run has no upper bound (a longer token still matches).
+    `shortest`: every run exactly at its lower bound, a test that reads no further than it must."""
     pieces = parts(shape)
     last = max((i for i, p in enumerate(pieces) if p[0] in ("run", "uuid")), default=-1)
     out = []
@@ -204,7 +205,7 @@ def _regex(shape):
             out.append(piece[1])
         else:
             _, alphabet, low, high = piece
-            bound = f"{low}," if i == last or high is None else (
+            bound = f"{low}" if shortest else f"{low}," if i == last or high is None else (
                 f"{low}" if high == low else f"{low},{high}")
             out.append(f"[{alphabet}]{{{bound}}}")
     return "".join(out)
@@ -265,7 +266,8 @@ _pattern = functools.cache(re.compile)
 
 def _infix(shape, pattern):
     """(rest, pattern, shortest and longest text before the rest) for a shape whose longest
-    literal sits inside it; rest is the pattern of the shape from that literal on."""
+    literal sits inside it; rest is the pattern of the shortest text of the shape from that
+    literal on (so that finding it reads no further than that: see _infix_spans)."""
     pieces = parts(shape)
     gate_at = max((i for i, p in enumerate(pieces) if p[0] == "lit"),
                   key=lambda i: len(pieces[i][1]))
@@ -273,7 +275,7 @@ def _infix(shape, pattern):
     high = sum(p[3] or p[2] for p in pieces[:gate_at] if p[0] == "run") + sum(
         max(map(len, p[1])) for p in pieces[:gate_at] if p[0] == "choice")
     rest = "".join(p[1] if p[0] == "lit" else "{" + _name(p) + "}" for p in pieces[gate_at:])
-    return re.compile(_regex(rest)), pattern, low, high
+    return re.compile(_regex(rest, shortest=True)), pattern, low, high
 
 
 def _name(piece):
@@ -327,15 +329,24 @@ def redact_formats(text):
 
 def _infix_spans(text, rest, pattern, low, high):
     """Tokens whose shape's longest literal is inside: found by the rest of the shape from that
-    literal on (a pattern that starts with a literal scans fast), then matched from before it."""
+    literal on (a pattern that starts with a literal scans fast), then matched from before it.
+    Gates may overlap: a token whose head holds the literal too (`Q~4` + `1Q~...`) has its
+    real gate inside the first one, so the search goes on one character on, not past the gate.
+    Each step reads a bounded stretch (the gate is the shape's shortest rest, a start is tested
+    for its boundary before the pattern runs), so text made of gates stays linear."""
     spans = []
-    for gate in rest.finditer(text):
-        at = gate.start()
+    gate = rest.search(text)
+    while gate:
+        at, end = gate.start(), None
         for start in range(max(0, at - high), at - low + 1):
+            if start and text[start - 1] in _ALNUM:
+                continue
             match = pattern.match(text, start)
-            if match and (not start or text[start - 1] not in _ALNUM):
+            if match:
                 spans.append(match.span())
+                end = match.end()
                 break
+        gate = rest.search(text, end or at + 1)
     return spans
 
 

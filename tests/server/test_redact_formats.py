@@ -33,3 +33,14 @@ def test_each_format_is_found_by_the_table_alone_in_every_context(row):
 def test_a_prefix_with_a_short_body_is_not_a_token(row):
     text = f"see {parts(row.shape)[0][1]}ab1 here"   # the prefix, then too little to be a token
     assert redact_formats(text) == text
+
+
+# A shape whose literal sits inside it (`{azure:3}{dig:1}Q~...`) is found from that literal back;
+# a fresh value whose head holds the literal too (Q~4 + 1Q~...) leaked once in 1,000 planted
+# tables: the first, false gate swallowed the real one.
+@pytest.mark.parametrize("secret", ["Q~41Q~af8UIgqeSEHHfI2F13zQDQ~RykwJsdE",
+                                    "aQ~7Q~7el6Fune_BkHFt2Y.O3PEe-slZnEnliY",
+                                    "Q~Q1Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~Q~"])
+def test_an_infix_literal_in_the_head_too_still_finds_the_token(secret):
+    for context in CONTEXTS:
+        assert redact_formats(context.format(secret)) == context.format(MASK), secret
