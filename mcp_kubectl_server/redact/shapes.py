@@ -78,8 +78,10 @@ def looks_random(token, *, strict):
             return False
     elif n < 16 or not (upper or lower):
         return False
-    elif not digit and not (n >= 20 and upper and lower and _changes(token) * 3 >= n):
-        return False  # letters alone: mixed case that changes case far more often than words do
+    elif not digit and not (n >= 20 and upper and lower and (
+            _changes(token) * 3 >= n or not _of_words(token))):
+        return False  # letters alone: mixed case that changes case far more often than words do,
+        # or not made of words (base64 of text: capitals most of the time, `ZEVGYVdXSFNE...`)
     return entropy_ratio(token) >= 0.7
 
 
@@ -103,15 +105,20 @@ def _kept_piece(piece):
 
 
 _LOWER_RUN = re.compile(r"[a-z]+")
+_CAPITALS = re.compile(r"[A-Z]{2,}")  # a run of two or more capitals
 
 
 def _of_words(camel):
     """CamelCase made of words (`FailedCreatePodSandBox`), not base64 that happens to parse as
     CamelCase (`QzFsczFpMFdpNmlD...`, no digit in it): a word's lowercase runs are 2.5 letters
     long or more on average, seldom one letter, where random mixed case gives 2 and one letter
-    half the time. One capitalised word (`Pod`, `Job`) is a word; all capitals (`AKIA...`) is
-    none."""
+    half the time; and words start with one capital each, an acronym now and then (`OOMKilled`,
+    `NodeHasSufficientPID`), where random mixed case has runs of capitals all along
+    (`BKxbTEpLokRKwtCW...`). One capitalised word (`Pod`, `Job`) is a word; all capitals
+    (`AKIA...`) is none."""
     runs = [len(run) for run in _LOWER_RUN.findall(camel)]
+    if len(_CAPITALS.findall(camel)) > 1:
+        return False
     return len(runs) == 1 or (len(runs) > 1 and sum(runs) >= 2.5 * len(runs) and runs.count(1) <= 1)
 
 

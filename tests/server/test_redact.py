@@ -88,9 +88,13 @@ def test_keeps_the_key_so_the_reader_knows_what_was_hidden():
     "set DB_PASSWORD " * 2000,
     '\\"' * 16000,
     "mysql -p" * 4000,
-], ids=["begins", "begin-blank", "ends", "base64", "tags", "blocks", "set", "escaped", "mysql"])
+    "Q~" * 40000,
+    "zzzz1Q~" * 20000,
+], ids=["begins", "begin-blank", "ends", "base64", "tags", "blocks", "set", "escaped", "mysql",
+        "infix-gates", "infix-starts"])
 def test_hostile_text_for_the_newer_patterns_stays_linear(text):
-    # each took well under 0.1 s when written; a quadratic pattern takes minutes on 32 KB
+    # each took well under 0.1 s when written; a quadratic pattern takes minutes on 32 KB (the
+    # infix gates: a gate read greedily or a start tested after its match took 2 to 100 s)
     started = time.perf_counter()
     redact(text)
     assert time.perf_counter() - started < 1.0
@@ -105,12 +109,29 @@ def test_redaction_is_idempotent():
 # weak credential word (`signature`) in the planted table's fresh values, and capitals alone
 CAMEL_SHAPED = ["QzFsczFpMFdpNmlDQmhYNjBKeUpaZkVZbzRoRlRh", "YkJMOENpMHNsUXlMeHFRWmRiUFBMcFFiSEZTTzZz",
                 "MldTUGJSbFNjbnJoTVlneFlxbnZvMWFnWnFvZGY0", "NFNKdkVxUklsTWVFTmlTdHZIRUhLOUwzUzBhNGlE",
-                "AKIASIMULATEDKE042"]
+                "AKIASIMULATEDKE042",
+                # runs of capitals all along: random, though its lowercase runs average 2.5
+                "BKxbTEpLokRKwtCWlkfurUMoqkq1", "IbZretuWEAPrjsIdhZphSYokerblBihBmpvRKQZ9",
+                # base64 of text, no digit, capitals most of the time (few case changes)
+                "ZEVGYVdXSFNEMXRZRDRqVmNXRDVNVHdyMDRVSXlQ", "TFlYUDJVVGNDcmNiSndCRGVVOFZDWDZRSVRsVWlN"]
 
 
 @pytest.mark.parametrize("secret", CAMEL_SHAPED)
 def test_random_mixed_case_is_no_camel_case_word(secret):
     assert redact(f"request signature {secret} accepted") == "request signature [REDACTED] accepted"
+    assert redact(f"uploading with token {secret} to the bucket") == \
+        "uploading with token [REDACTED] to the bucket"
+    assert redact(f"cloning https://{secret}@git.example.com/shop/app.git") == \
+        "cloning https://[REDACTED]@git.example.com/shop/app.git"
+
+
+@pytest.mark.parametrize("word", ["OOMKilled", "NodeHasSufficientPID", "ContainerGCFailed",
+                                  "DNSConfigForming", "HorizontalPodAutoscalerList",
+                                  "FailedGetResourceMetric", "ExceededGracePeriod"])
+def test_camel_case_words_with_an_acronym_beside_a_credential_word_stay(word):
+    for text in (f"request signature {word} accepted", f"uploading with token {word} now",
+                 f"cloning https://{word}@git.example.com/shop/app.git"):
+        assert redact(text) == text
 
 
 @pytest.mark.parametrize("word", ["FailedCreatePodSandBox", "FailedKillPodSandbox",
