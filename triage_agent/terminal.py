@@ -10,6 +10,10 @@ may be gone.
       after disarm()         -> ignored: the run is over and its outcome is being written
 
 A signal the process was started with ignored (`nohup`, a background job's SIGINT) stays ignored.
+One that arrives while the main thread is inside the import system or a finalizer (`__del__`) is
+raised a moment later instead (RETRY_S): there an exception is lost or mangled (Python prints
+and drops one raised in the import lock's weakref callback or a finalizer, and 3.11 wraps one
+raised in `__set_name__` in a RuntimeError), and the start-up's lazy imports are such a place.
 
 Streams: people's lines go to stderr through `QuietStream`, which drops what it cannot write (a
 closed or full stderr, a reader that went away), so no progress or audit line ends a run.
@@ -24,9 +28,11 @@ cut value for the whole one.
 
 import os
 import signal
+import threading
 import unicodedata
 
 INTERRUPTED = 130  # the exit code when no signal number is known (a bare KeyboardInterrupt)
+RETRY_S = 0.01     # how soon a signal that came at an unsafe point is delivered again
 REASONS = {signal.SIGINT: "interrupted by the operator",
            signal.SIGTERM: "terminated by SIGTERM",
            signal.SIGHUP: "the terminal hung up (SIGHUP)"}
@@ -59,8 +65,17 @@ class StopSignals:
     def _handle(self, signum, frame):
         if not self.armed:
             return
+        if _unsafe(frame):
+            timer = threading.Timer(RETRY_S, self._again, (signum,))
+            timer.daemon = True
+            timer.start()
+            return
         self.armed, self.received = False, signum
         raise KeyboardInterrupt(REASONS[signum])
+
+    def _again(self, signum):
+        if self.armed:
+            os.kill(os.getpid(), signum)
 
     def disarm(self):
         """From here on a signal is ignored: the outcome is being written."""
@@ -69,6 +84,18 @@ class StopSignals:
     def exit_code(self):
         """128 + the signal that ended the run (the shell's convention); 130 when none is known."""
         return 128 + self.received if self.received else INTERRUPTED
+
+
+def _unsafe(frame):
+    """True when `frame` (or a caller of it) is the import system or a finalizer, where an
+    exception raised by a signal handler would be lost or changed on its way out."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.startswith("<frozen importlib._") or \
+                code.co_filename.endswith(("importlib/_bootstrap.py", "importlib/_bootstrap_external.py")):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def reason(exc):
