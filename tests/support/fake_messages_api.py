@@ -223,7 +223,11 @@ def _tools_problems(tools_json):
     request, and the randomized loop tests make thousands of requests): a custom tool that is
     not an object with a name of 1 to 64 letters, digits, _ or -, or whose input_schema is not
     an object schema; two tools of one name; a strict tool's schema using what strict mode does
-    not take. Server tools (a `type` other than custom) are left alone: this project sends none."""
+    not take. Server tools (a `type` other than custom) are left alone: this project sends none.
+    The messages are the API's own, as public error reports quote them (`tools.7.custom.name:
+    String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`, `tools: Tool names must be unique.`);
+    reports from late 2025 show the pattern at {1,128}. The fake keeps 64, the stricter: the
+    loop gives any other name one of at most 64 characters (prompts.API_NAME), so both pass."""
     problems, names = [], set()
     for i, tool in enumerate(json.loads(tools_json)):
         if not isinstance(tool, dict):
