@@ -8,7 +8,7 @@ LIVE_ARGS ?=
 # The interpreter for the tests: a project venv with the pinned test-only tools (test-deps).
 TEST_PYTHON = .venv/bin/python
 
-.PHONY: test test-browser demo demo-approve serve-demo sim live bench eval eval-live clusters docs check test-deps prometheus-deps
+.PHONY: test test-browser demo demo-approve serve-demo sim live bench bench-suite eval eval-live clusters docs check test-deps prometheus-deps
 
 check:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "$(PYTHON) is missing or older than 3.10: install Python 3.10 or newer (or run make PYTHON=python3.12 ...)" >&2; exit 2; }
@@ -158,3 +158,11 @@ docs:
 
 bench: check prometheus-deps
 	$(PYTHON) -m tests.bench
+
+# `make test` on fresh clones of HEAD (or REV=...), in units of a fixed CPU workload timed in
+# the same run (tests/bench/suite.py); ROUNDS clones one after the other. Takes as long as the
+# suite, ROUNDS times: not part of `make bench`.
+ROUNDS ?= 3
+REV ?= HEAD
+bench-suite: check
+	$(PYTHON) -m tests.bench.suite $(REV) --rounds $(ROUNDS)
