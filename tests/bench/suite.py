@@ -43,27 +43,31 @@ def timed(argv, **kwargs):
 def round_in(clone):
     """One round in a fresh clone: (wall, cpu, median reference, last line of make test, rc)."""
     refs = [timed(REFERENCE)[0] for _ in range(REFERENCES)]
-    wall, cpu, done = timed(["make", "test"], cwd=clone, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    wall, cpu, done = timed(["make", "--no-print-directory", "test"], cwd=clone, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
     refs += [timed(REFERENCE)[0] for _ in range(REFERENCES)]
     lines = done.stdout.strip().splitlines()
     return wall, cpu, statistics.median(refs), lines[-1] if lines else "", done.returncode
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tests.bench.suite", description=__doc__.split("\n\n")[0])
-    parser.add_argument("rev", nargs="?", default="HEAD", help="the commit to measure (default HEAD)")
-    parser.add_argument("--rounds", type=int, default=3, help="fresh clones, one after the other (default 3)")
+    parser = argparse.ArgumentParser(prog="python3 -m tests.bench.suite",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("rev", nargs="?", default="HEAD",
+                        help="the commit to measure (default HEAD)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="fresh clones, one after the other (default 3)")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds must be 1 or more, got {args.rounds}")
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", args.rev], capture_output=True,
-                         text=True)
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", args.rev],
+                         capture_output=True, text=True)
     if rev.returncode:
         print(f"bench-suite: {args.rev!r} is no commit of this checkout", file=sys.stderr)
         return 2
     rev = rev.stdout.strip()
-    print(f"# make test on fresh clones of {rev}, in units of `{' '.join(REFERENCE[1:])}`"
+    print(f"# make test on fresh clones of {rev}, in units of `python3 -c \"{REFERENCE[2]}\"`"
           f" ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
     units, failed = [], 0
     for n in range(1, args.rounds + 1):
