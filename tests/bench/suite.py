@@ -41,13 +41,15 @@ def timed(argv, **kwargs):
 
 
 def round_in(clone):
-    """One round in a fresh clone: (wall, cpu, median reference, last line of make test, rc)."""
+    """One round in a fresh clone: (wall, cpu, median reference, the suite's summary line, rc)."""
     refs = [timed(REFERENCE)[0] for _ in range(REFERENCES)]
     wall, cpu, done = timed(["make", "--no-print-directory", "test"], cwd=clone, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     refs += [timed(REFERENCE)[0] for _ in range(REFERENCES)]
-    lines = done.stdout.strip().splitlines()
+    # the suite's summary: the last line that is not make's own (`make: *** [...] Error 1`)
+    lines = [line for line in done.stdout.splitlines() if line.strip()
+             and not line.startswith(("make: ", "make["))]
     return wall, cpu, statistics.median(refs), lines[-1] if lines else "", done.returncode
 
 
