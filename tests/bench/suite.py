@@ -63,16 +63,25 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds must be 1 or more, got {args.rounds}")
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", args.rev],
-                         capture_output=True, text=True)
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", "--short",
+                          f"{args.rev}^{{commit}}"], capture_output=True, text=True)
     if rev.returncode:
         print(f"bench-suite: {args.rev!r} is no commit of this checkout", file=sys.stderr)
         return 2
     rev = rev.stdout.strip()
     print(f"# make test on fresh clones of {rev}, in units of `python3 -c \"{REFERENCE[2]}\"`"
           f" ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
+    try:
+        return rounds(rev, args.rounds)
+    except KeyboardInterrupt:   # ^C between or inside rounds: the clone is removed all the same
+        print("bench-suite: interrupted", file=sys.stderr)
+        return 130
+
+
+def rounds(rev, count):
+    """Run `count` rounds on fresh clones of `rev`, printing each; 1 when one failed, else 0."""
     units, failed = [], 0
-    for n in range(1, args.rounds + 1):
+    for n in range(1, count + 1):
         with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
             clone = os.path.join(tmp, "clone")
             subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)

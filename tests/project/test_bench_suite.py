@@ -20,12 +20,13 @@ def test_a_round_reports_the_last_line_and_the_exit_of_make_test(tmp_path, monke
     assert wall > 0 and ref > 0 and cpu >= 0
 
 
-def test_a_revision_that_is_no_commit_is_a_usage_error(capsys):
-    assert suite.main(["no-such-revision-here"]) == 2
-    assert "'no-such-revision-here' is no commit of this checkout" in capsys.readouterr().err
-
-
 def test_rounds_must_be_one_or_more(capsys):
     with pytest.raises(SystemExit) as exited:
         suite.main(["--rounds", "0"])
     assert exited.value.code == 2 and "--rounds must be 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rev", ["no-such-revision-here", "HEAD:README.md", "HEAD^{tree}"])
+def test_only_a_commit_is_measured(rev, capsys):
+    assert suite.main([rev]) == 2
+    assert f"{rev!r} is no commit of this checkout" in capsys.readouterr().err
