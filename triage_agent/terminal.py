@@ -90,9 +90,9 @@ def _unsafe(frame):
     """True when `frame` (or a caller of it) is the import system or a finalizer, where an
     exception raised by a signal handler would be lost or changed on its way out."""
     while frame is not None:
-        code = frame.f_code
-        if code.co_name == "__del__" or code.co_filename.startswith("<frozen importlib._") or \
-                code.co_filename.endswith(("importlib/_bootstrap.py", "importlib/_bootstrap_external.py")):
+        source = frame.f_code.co_filename   # `<frozen importlib._bootstrap>`, or the file itself
+        if frame.f_code.co_name == "__del__" or "importlib._bootstrap" in source \
+                or "importlib/_bootstrap" in source:
             return True
         frame = frame.f_back
     return False

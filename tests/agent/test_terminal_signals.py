@@ -19,7 +19,8 @@ WAIT_S = 5   # a bound for the wait on the raise, which comes within RETRY_S
 
 
 def interrupted_by(action):
-    """What ends `action()` and the wait after it: ('at once' | 'later', the KeyboardInterrupt)."""
+    """How `action()` and a wait after it end: ('at once' | 'later' | 'never', the interrupt's
+    words, the exit code StopSignals gives)."""
     with terminal.StopSignals() as signals:
         try:
             action()
