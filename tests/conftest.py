@@ -32,8 +32,9 @@ stderr, or counts something the server keeps between calls gets a server of its 
 `prometheus_servers` (tests/support/prometheus.py) starts real Prometheus servers over series a
 test describes, one per name per session.
 
-The per-test time limit (a test over a few seconds fails unless marked slow) is the plugin in
-tests/support/time_limit.py, whose hooks are imported here.
+The per-test time limit (a test over a few seconds is listed at the end unless marked slow; with
+TRIAGE_TEST_MAX_SECONDS it fails) is the plugin in tests/support/time_limit.py, whose hooks are
+imported here.
 
 Every pytest process (the xdist workers too) runs Python's cyclic garbage collector less often
 than the default (thresholds 50,000/50/50, not 700/10/10): the tests that work in-process build

@@ -1,12 +1,16 @@
-"""pytest plugin: a test that takes longer than a few seconds fails, unless it is marked slow.
+"""pytest plugin: the tests that take longer than a few seconds are named at the end of the run.
 
     @pytest.mark.slow(reason="what it proves is slow")     # exempt, with the reason on record
 
-A test's time is its setup plus its call (what `--durations` shows for it). Over the limit, a
-passing test is turned into a failure that names its time and the limit, so the suite stays fast
-as it grows. The limit is TIME_LIMIT seconds, stretched on a machine busier than its cores (by the
-1-minute load average per core, so a shared machine does not fail tests for its neighbours'
-work); TRIAGE_TEST_MAX_SECONDS sets a fixed limit instead (0 turns the check off).
+A test's time is its setup plus its call (what `--durations` shows for it). By default a passing
+test over the limit stays passed and is listed in a section at the end of the run ("tests over
+the time limit"), so a new poll or fixed sleep shows up without a shared machine failing the
+build for its neighbours' work: wall time is not a verdict there (a CI machine took 3.3 s for a
+test that takes 0.7 s alone). The default limit is TIME_LIMIT seconds, stretched on a machine
+busier than its cores (by the 1-minute load average per core).
+
+TRIAGE_TEST_MAX_SECONDS=N makes the limit strict: a passing test over N seconds fails, with its
+time and the limit (for hunting waits on a quiet machine); 0 turns the check off.
 tests/conftest.py loads this plugin.
 """
 
@@ -16,6 +20,7 @@ import pytest
 
 TIME_LIMIT = 3.0
 ENV = "TRIAGE_TEST_MAX_SECONDS"
+OVER = "over_time_limit"             # the user_properties key a test over the default limit gets
 _FIXED = pytest.StashKey[object]()   # on the config: the limit from ENV, or None
 _SETUP = pytest.StashKey[float]()    # on a test item: its setup time
 
@@ -48,6 +53,7 @@ def pytest_configure(config):
         "markers", "slow(reason): the test is slow because what it proves is slow; exempt from "
                    f"the per-test time limit ({ENV}, default {TIME_LIMIT:g} s)")
     config.stash[_FIXED] = fixed_limit()  # read once, so a bad value stops the run at start
+    config.pluginmanager.register(_Listing(), "time_limit_listing")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -62,10 +68,38 @@ def pytest_runtest_makereport(item, call):
     fixed = item.config.stash[_FIXED]
     limit = TIME_LIMIT * load_factor() if fixed is None else fixed
     spent = item.stash.get(_SETUP, 0.0) + report.duration
-    if limit and spent > limit:
-        report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid} took {spent:.2f} s (setup and call), over the "
-                           f"{limit:.3g} s limit for one test. Find the waiting (a poll, a fixed "
-                           f"sleep, a long timeout) and remove it; if what the test proves is "
-                           f"slow, mark it @pytest.mark.slow(reason=...). To set the limit: "
-                           f"{ENV}=SECONDS (0: off).")
+    if not limit or spent <= limit:
+        return
+    if fixed is None:  # listed at the end (this report travels from an xdist worker as it is)
+        report.user_properties.append((OVER, (spent, limit)))
+        return
+    report.outcome = "failed"
+    report.longrepr = (f"{item.nodeid} took {spent:.2f} s (setup and call), over the "
+                       f"{limit:.3g} s limit for one test. Find the waiting (a poll, a fixed "
+                       f"sleep, a long timeout) and remove it; if what the test proves is "
+                       f"slow, mark it @pytest.mark.slow(reason=...). To set the limit: "
+                       f"{ENV}=SECONDS (0: off).")
+
+
+class _Listing:
+    """The tests over the default limit, gathered where the results are (the xdist controller
+    too: the reports travel from the workers with their user_properties) and listed at the end."""
+
+    def __init__(self):
+        self.over = []  # (nodeid, seconds, limit)
+
+    def pytest_runtest_logreport(self, report):
+        self.over += [(report.nodeid, *value) for key, value in report.user_properties
+                      if key == OVER]
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.over:
+            return
+        terminalreporter.section("tests over the time limit")
+        for nodeid, spent, limit in sorted(self.over, key=lambda row: -row[1]):
+            terminalreporter.line(f"{spent:.2f} s  {nodeid} (limit {limit:.3g} s)")
+        terminalreporter.line(
+            f"{len(self.over)} passing test(s) over the limit, listed and not failed: wall time "
+            f"on a shared machine is not a verdict. Find the waiting (a poll, a fixed sleep, a "
+            f"long timeout), or mark the test @pytest.mark.slow(reason=...) if what it proves is "
+            f"slow. {ENV}=SECONDS makes the limit strict (0: off).")
