@@ -80,10 +80,13 @@ def outcomes(stdout):
 
 # One xdist worker is enough: the limit is applied in the worker and its verdict must survive the
 # trip to the controller; a second worker would only add an interpreter.
-@pytest.mark.parametrize("workers", [
+WORKERS = [
     pytest.param((), id="one-process"),
     pytest.param(("-p", "xdist.plugin", "-n", "1"), id="xdist", marks=pytest.mark.slow(
-        reason="starts a pytest controller and its worker, two interpreters that each collect"))])
+        reason="starts a pytest controller and its worker, two interpreters that each collect"))]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_test_over_a_strict_limit_fails_unless_marked_slow(tmp_path, workers):
     done = run_pytest(tmp_path, "0.05", *workers)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -98,10 +101,7 @@ def test_a_test_over_a_strict_limit_fails_unless_marked_slow(tmp_path, workers):
     assert "assert 1 == 2" in done.stdout  # a test's own failure is kept as it was
 
 
-@pytest.mark.parametrize("workers", [
-    pytest.param((), id="one-process"),
-    pytest.param(("-p", "xdist.plugin", "-n", "1"), id="xdist", marks=pytest.mark.slow(
-        reason="starts a pytest controller and its worker, two interpreters that each collect"))])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_by_default_a_test_over_the_limit_is_listed_and_stays_passed(tmp_path, workers):
     done = run_pytest(tmp_path, None, *workers)
     assert done.returncode == 1, done.stdout + done.stderr  # test_failing_on_its_own only

@@ -21,6 +21,8 @@ import pytest
 TIME_LIMIT = 3.0
 ENV = "TRIAGE_TEST_MAX_SECONDS"
 OVER = "over_time_limit"             # the user_properties key a test over the default limit gets
+ADVICE = ("Find the waiting (a poll, a fixed sleep, a long timeout) and remove it; if what the "
+          "test proves is slow, mark it @pytest.mark.slow(reason=...).")
 _FIXED = pytest.StashKey[object]()   # on the config: the limit from ENV, or None
 _SETUP = pytest.StashKey[float]()    # on a test item: its setup time
 
@@ -75,9 +77,7 @@ def pytest_runtest_makereport(item, call):
         return
     report.outcome = "failed"
     report.longrepr = (f"{item.nodeid} took {spent:.2f} s (setup and call), over the "
-                       f"{limit:.3g} s limit for one test. Find the waiting (a poll, a fixed "
-                       f"sleep, a long timeout) and remove it; if what the test proves is "
-                       f"slow, mark it @pytest.mark.slow(reason=...). To set the limit: "
+                       f"{limit:.3g} s limit for one test. {ADVICE} To set the limit: "
                        f"{ENV}=SECONDS (0: off).")
 
 
@@ -100,6 +100,5 @@ class _Listing:
             terminalreporter.line(f"{spent:.2f} s  {nodeid} (limit {limit:.3g} s)")
         terminalreporter.line(
             f"{len(self.over)} passing test(s) over the limit, listed and not failed: wall time "
-            f"on a shared machine is not a verdict. Find the waiting (a poll, a fixed sleep, a "
-            f"long timeout), or mark the test @pytest.mark.slow(reason=...) if what it proves is "
-            f"slow. {ENV}=SECONDS makes the limit strict (0: off).")
+            f"on a shared machine is not a verdict. {ADVICE} {ENV}=SECONDS makes the limit "
+            f"strict (0: off).")
