@@ -6,10 +6,11 @@
 
 Every simulator started through the factory is stopped at teardown. The kubeconfig context is
 `kube-sim`; sim.journal_entries() lists the writes kubectl made. Tests that only read take
-`shared_sim(cluster)` instead: one simulator per cluster for the whole module, so its start and
-kubectl's discovery of it are paid once, and so is the kubectl proxy of the servers in a thread
-that read it (one server's proxy is kept for the next: tests/support/server_thread.py, KEPT); a
-test that wrote to one fails the next that asks for it.
+`shared_sim(cluster)` instead: one simulator per cluster for the whole pytest process (each xdist
+worker has its own), so its start and kubectl's discovery of it are paid once, and so is the
+kubectl proxy of the servers in a thread that read it (one server's proxy is kept for the next:
+tests/support/server_thread.py, KEPT); a test that wrote to one fails the next that asks for it,
+which gets a fresh one.
 
 kubectl keeps a discovery cache per API server address (every simulator port is a new one); the
 whole session points it at a temp dir through KUBECACHEDIR, which every child process inherits,
@@ -22,7 +23,7 @@ against 0.058 s with one per core (medians of 11 on a 2-core machine). The MCP c
 these to the server, and the server to its kubectl proxy.
 
 `serve` starts an MCP server per call; `shared_serve` (same arguments) starts one per (cluster,
-flags, namespaces) per test module, over the module's shared_sim, and hands every test that asks
+flags, namespaces) per test module, over the shared_sim simulators, and hands every test that asks
 for the same a live one, for the tests that only read. Such a test sees the simulator through a
 SimView (its own requests only); after each test the server must still answer a ping with nothing else pending (a test that
 breaks it fails, and the next one gets a fresh server), and at the module's end each shared
@@ -116,20 +117,24 @@ def kube_sim():
         yield start
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_sim():
-    """Factory for read-only tests: shared_sim(cluster) -> the module's simulator of `cluster`."""
+    """Factory for read-only tests: shared_sim(cluster) -> this pytest process's simulator of
+    `cluster`. One that a test wrote to fails the next test that asks, and is replaced."""
     with contextlib.ExitStack() as stack:
-        started = {}
+        started = {}   # cluster -> (simulator, what stops it and its kept proxies)
 
         def get(cluster):
+            if cluster in started and started[cluster][0].journal_entries():
+                started.pop(cluster)[1].close()
+                raise AssertionError(f"a test wrote to the shared {cluster} simulator: writers "
+                                     f"take kube_sim({cluster!r})")
             if cluster not in started:
-                started[cluster] = stack.enter_context(start_sim(cluster))
-                stack.enter_context(server_thread.KEPT.keeping(started[cluster].kubeconfig))
-            sim = started[cluster]
-            assert sim.journal_entries() == [], (
-                f"a test wrote to the shared {cluster} simulator: writers take kube_sim({cluster!r})")
-            return sim
+                one = stack.enter_context(contextlib.ExitStack())
+                sim = one.enter_context(start_sim(cluster))
+                one.enter_context(server_thread.KEPT.keeping(sim.kubeconfig))
+                started[cluster] = sim, one
+            return started[cluster][0]
         yield get
 
 
@@ -161,8 +166,8 @@ def _start_server(sim, flags, namespaces):
 
 @pytest.fixture(scope="module")
 def _shared_servers(shared_sim):
-    """{(cluster, flags, namespaces): server} of one test module, over its shared_sim simulators;
-    at its end every server still cached must exit 0 at end of input (then the simulators stop)."""
+    """{(cluster, flags, namespaces): server} of one test module, over the shared_sim simulators;
+    at its end every server still cached must exit 0 at end of input."""
     running = {}
     yield shared_sim, running
     codes = {key: _exit_code(server) for key, server in running.items()}
@@ -179,7 +184,7 @@ def _exit_code(server):
 @pytest.fixture
 def shared_serve(_shared_servers):
     """Factory: shared_serve(cluster, *server_flags, namespaces="prod") -> (server, SimView): like
-    `serve`, but the server is the module's one for these arguments, over its shared_sim."""
+    `serve`, but the server is the module's one for these arguments, over a shared_sim."""
     sim_of, running = _shared_servers
     used = {}
 

@@ -3,19 +3,23 @@ itself was started with SIGINT ignored (in the background of a non-interactive s
 ^C tests of the CLI and the server depend on it. It makes the garbage collector of every
 pytest process run less often, and collect once at the end, which still reports what a
 finalizer raised. And its shared_sim, the simulators read-only
-tests share, refuses to hand out one that a test wrote to."""
+tests share, refuses to hand out one that a test wrote to, and replaces it; a SimView of one
+shows a test its own requests, or says the bounded log has dropped some."""
 
+import collections
 import gc
 import os
 import signal
 import subprocess
 import sys
+import types
 import urllib.request
 
 import pytest
 from _pytest.unraisableexception import gc_collect_iterations_key
 
 from tests.conftest import GC_AT_END, GC_THRESHOLDS
+from tests.support.server_support import SimView
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -87,10 +91,30 @@ def test_a_server_that_ended_or_has_a_reply_pending_is_not_settled(kube_sim):
 
 def test_a_shared_simulator_that_was_written_to_is_not_handed_out_again(shared_sim):
     sim = shared_sim("crashloop")
-    assert shared_sim("crashloop") is sim  # one per cluster for the module
+    assert shared_sim("crashloop") is sim  # one per cluster for the pytest process
     deleting = urllib.request.Request(sim.url + "/api/v1/namespaces/prod/pods/checkout-6f8d9c7b5d-x7k2p",
                                       method="DELETE")
     with urllib.request.urlopen(deleting, timeout=10) as answer:
         assert answer.status == 200
     with pytest.raises(AssertionError, match="a test wrote to the shared crashloop simulator"):
         shared_sim("crashloop")
+    fresh = shared_sim("crashloop")   # the next test that asks gets a new one, unwritten
+    assert fresh is not sim and fresh.journal_entries() == []
+    with pytest.raises(OSError):   # the written one was stopped
+        urllib.request.urlopen(sim.url + "/version", timeout=10)
+
+
+def test_a_simulator_view_holds_its_own_requests_or_says_the_log_dropped_them():
+    shared = types.SimpleNamespace(requests=collections.deque([{"n": 0}], maxlen=3))
+    view, empty = SimView(shared), SimView(types.SimpleNamespace(requests=collections.deque(maxlen=3)))
+    assert view.requests == [] and empty.requests == []
+    shared.requests.append({"n": 1})
+    assert view.requests == [{"n": 1}]
+    empty._sim.requests.extend([{"n": 1}, {"n": 2}])
+    assert empty.requests == [{"n": 1}, {"n": 2}]
+    shared.requests.extend([{"n": 2}, {"n": 3}])   # {"n": 0} is dropped: where the view began
+    with pytest.raises(RuntimeError, match="request log is full"):
+        view.requests
+    empty._sim.requests.append({"n": 3})   # full from empty: it may have dropped some of them
+    with pytest.raises(RuntimeError, match="request log is full"):
+        empty.requests

@@ -120,14 +120,19 @@ class SimView:
     was made (the test's own reads); kubeconfig, store, journal_entries() are the simulator's."""
 
     def __init__(self, sim):
-        self._sim, self._since = sim, len(sim.requests)
+        log = sim.requests
+        self._sim, self._last = sim, (log[-1] if log else None)   # the newest before the view
 
     @property
     def requests(self):
-        log = self._sim.requests
-        if len(log) == log.maxlen:  # the log dropped its oldest entries: the index is no longer
-            raise RuntimeError("the shared simulator's request log is full: give this test a server of its own")
-        return list(log)[self._since:]
+        log = list(self._sim.requests)
+        for i in range(len(log) - 1, -1, -1):
+            if log[i] is self._last:
+                return log[i + 1:]
+        if self._last is None and len(log) < self._sim.requests.maxlen:
+            return log
+        # the log (a bounded deque) dropped what came before this view's first request
+        raise RuntimeError("the shared simulator's request log is full: give this test a server of its own")
 
     def __getattr__(self, name):
         return getattr(self._sim, name)
