@@ -6,7 +6,8 @@ the server runs with --read-tls-certificates, and then only the TLS Secret by na
 never appears in any output; --no-cluster-tools makes the cluster-scoped parts say what they
 could not check; bad arguments and other namespaces are refused before any read.
 
-The rbac-list tests share one server per set of flags (conftest's shared_serve).
+The rbac-list and ingress-class tests share one server per cluster and set of flags (conftest's
+shared_serve).
 """
 
 import base64
@@ -75,18 +76,16 @@ def test_a_missing_or_forbidden_tls_secret_is_said_as_such(serve, tmp_path):
     assert server.close() == 0
 
 
-def test_an_ingress_class_that_does_not_exist_and_cluster_reads_switched_off(serve):
-    server, sim = serve("ingress-class")
+def test_an_ingress_class_that_does_not_exist_and_cluster_reads_switched_off(shared_serve):
+    server, sim = shared_serve("ingress-class")
     text = ok(server, "get_ingresses", {"namespace": "prod"})
     assert ("  broken: class nginx-internal: IngressClass nginx-internal does not exist (IngressClasses: "
             "nginx (k8s.io/ingress-nginx, default)); no controller serves this Ingress, so nothing routes its"
             " traffic") in text.splitlines()
     assert "ingress docs: class=nginx-internal address=none tls=0" in text
-    assert server.close() == 0
-    server, sim = serve("ingress-class", "--no-cluster-tools")
+    server, sim = shared_serve("ingress-class", "--no-cluster-tools")  # a new view: without the read above
     text = ok(server, "get_ingresses", {"namespace": "prod"})
     assert "class=nginx-internal (IngressClasses not checked: cluster-scoped reads are switched off" in text
-    assert server.close() == 0
     assert not [p for p in paths(sim) if "ingressclasses" in p]
 
 

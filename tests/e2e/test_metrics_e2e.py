@@ -2,8 +2,10 @@
 reached both ways: --prometheus-url, and --prometheus-service through the server's real kubectl
 proxy (the simulator forwards that one service-proxy path to its Prometheus).
 
-One simulator (the `throttled` cluster, whose metrics section also holds staging's series with a
-secret-looking label) and one server per connection mode serve every read-only test here.
+One simulator (conftest's shared_sim of the `throttled` cluster, whose metrics section also holds
+staging's series with a secret-looking label) and one server per connection mode serve every
+read-only test here; a server closed hands its kubectl proxy to the next one launched alike
+(tests/support/server_thread.py, KEPT).
 """
 
 import subprocess
@@ -11,7 +13,6 @@ import sys
 
 import pytest
 
-from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
 from mcp_kubectl_server.__main__ import main as server_main
 from tests.support.server_support import ROOT, ServerProcess
@@ -21,9 +22,8 @@ SERVICE = "monitoring/prometheus:9090"
 
 
 @pytest.fixture(scope="module")
-def sim():
-    with start_sim("throttled") as running:
-        yield running
+def sim(shared_sim):
+    return shared_sim("throttled")
 
 
 def _server(sim, *flags):

@@ -2,6 +2,9 @@
 pull secrets and the registry's 401, a ConfigMap switch, the field manager that cut a limit, a
 volume pinned to a node the pod excludes, dnsPolicy None; checked against kubectl's own view.
 No tool reads a Secret, not even by name.
+The tests that only read share their cluster's server (conftest's shared_serve); the ones that
+check what the simulator never saw, from their server's start on, or read a cluster file of their
+own start their own (serve).
 """
 
 import json
@@ -42,8 +45,8 @@ def test_describe_pod_shows_pull_credentials_and_never_reads_a_secret(serve):
     assert not any("secrets" in p for p in paths)
 
 
-def test_describe_workload_names_the_configmap_switch(serve):
-    server, _ = serve("configmap-switch")
+def test_describe_workload_names_the_configmap_switch(shared_serve):
+    server, _ = shared_serve("configmap-switch")
     text, is_error = server.call("describe_workload", {"namespace": "prod", "kind": "Deployment", "name": "pricing"})
     assert not is_error, text
     assert "change volume config configmap pricing-config-v1 -> configmap pricing-config-v2" in lines(text)
@@ -52,8 +55,8 @@ def test_describe_workload_names_the_configmap_switch(serve):
     assert '  |   refresh_interval: "30"' in lines(config)
 
 
-def test_describe_workload_names_the_field_manager_that_cut_the_limit(serve):
-    server, sim = serve("limit-cut")
+def test_describe_workload_names_the_field_manager_that_cut_the_limit(shared_serve):
+    server, sim = shared_serve("limit-cut")
     text, is_error = server.call("describe_workload", {"namespace": "prod", "kind": "Deployment",
                                                        "name": "recommender"})
     assert not is_error, text
@@ -68,8 +71,8 @@ def test_describe_workload_names_the_field_manager_that_cut_the_limit(serve):
     assert not any("status" in ln for ln in lines(text) if ln.startswith("field "))
 
 
-def test_get_storage_says_the_volume_node_excludes_the_pod_as_kubectl_describe_pv_does(serve):
-    server, sim = serve("pv-affinity")
+def test_get_storage_says_the_volume_node_excludes_the_pod_as_kubectl_describe_pv_does(shared_serve):
+    server, sim = shared_serve("pv-affinity")
     text, is_error = server.call("get_storage", {"namespace": "prod"})
     assert not is_error, text
     described = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, "describe", "pv", "local-pv-node-a"],
@@ -91,8 +94,8 @@ def test_get_storage_without_cluster_reads_says_what_it_could_not_check(serve):
 
 
 @pytest.mark.parametrize("pod", ["notifier-8d9c7f6b5b-m5q2z"])
-def test_describe_pod_shows_dns_policy_none_as_the_pod_has_it(serve, pod):
-    server, sim = serve("dns-none")
+def test_describe_pod_shows_dns_policy_none_as_the_pod_has_it(shared_serve, pod):
+    server, sim = shared_serve("dns-none")
     text, _ = server.call("describe_pod", {"namespace": "prod", "name": pod})
     spec = json.loads(subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, "get", "pod", pod, "-n", "prod",
                                       "-o", "json"], capture_output=True, text=True, timeout=60,

@@ -1,7 +1,8 @@
 """End to end for the workload and node tools and the grown pod tools: the server over stdio
 (in a thread: tests/support/server_thread.py), real kubectl, the simulator's workload and node incidents. Scope, argument checks and the
 read-only journal are checked on the way.
-The rollout-stuck tests share one server (conftest's shared_serve).
+The tests that only read share their cluster's server (conftest's shared_serve); a test that closes
+its server or reads a cluster file of its own starts its own (serve).
 """
 
 import json
@@ -51,8 +52,8 @@ def test_statefulset_and_daemonset_revisions(shared_serve):
     assert ds.count("\npod node-exporter-") == 3
 
 
-def test_job_failed_after_its_events_expired(serve):
-    server, _ = serve("job-failed")
+def test_job_failed_after_its_events_expired(shared_serve):
+    server, _ = shared_serve("job-failed")
     assert ok(server, "get_events", {"namespace": "prod"}).startswith("no events in namespace prod")
     listed = ok(server, "get_workloads", {"namespace": "prod"})
     assert "Job/nightly-report-29406720 completions=0/1 active=0 failed=3 backoff_limit=2 state=Failed " \
@@ -85,8 +86,8 @@ def test_node_tools_count_pods_outside_the_scope_never_name_them(serve):
     assert sim.journal_entries() == []
 
 
-def test_no_cluster_tools_flag_against_a_cluster(serve):
-    server, _ = serve("node-notready", "--no-cluster-tools")
+def test_no_cluster_tools_flag_against_a_cluster(shared_serve):
+    server, _ = shared_serve("node-notready", "--no-cluster-tools")
     names = [t["name"] for t in server.request("tools/list", {})["result"]["tools"]]
     assert names[:6] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads", "describe_workload"]
     assert "get_nodes" not in names and "describe_node" not in names
@@ -109,8 +110,8 @@ def test_every_namespaced_tool_refuses_a_namespace_outside_the_scope(shared_serv
     assert is_error and "type: must be one of Warning, Normal" in text
 
 
-def test_init_container_state_logs_and_events(serve):
-    server, _ = serve("init-failing")
+def test_init_container_state_logs_and_events(shared_serve):
+    server, _ = shared_serve("init-failing")
     pods = ok(server, "get_pods", {"namespace": "prod"})
     line = pods.splitlines()[1]
     assert line.startswith("orders-6c8d5b9f7d-j4x6t phase=Pending init=Init:CrashLoopBackOff ready=0/1 restarts=9 "
@@ -128,8 +129,8 @@ def test_init_container_state_logs_and_events(serve):
     assert "ScalingReplicaSet Deployment/orders" in normal and "Pod/" not in normal
 
 
-def test_evicted_pods_and_their_volumes(serve):
-    server, _ = serve("evicted", namespaces="prod,default")
+def test_evicted_pods_and_their_volumes(shared_serve):
+    server, _ = shared_serve("evicted", namespaces="prod,default")
     pods = ok(server, "get_pods", {"namespace": "prod"})
     assert "imaging-7b5d9c6f8d-d3w8k phase=Failed ready=0/1 restarts=0 status_reason=Evicted " \
            'status_message="The node was low on resource: ephemeral-storage.' in pods

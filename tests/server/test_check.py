@@ -1,7 +1,7 @@
 """get_pods on an empty namespace says whether the namespace exists, and `--check` prints why it
 failed: the server in a thread over stdio pipes (tests/support/server_thread.py), real kubectl,
-kube_sim (a closed port for an unreachable one). One `--check` runs as a process; the others call
-the server's main() in this process.
+the module's shared_sim simulators (every test here only reads; a closed port for an unreachable
+one). One `--check` runs as a process; the others call the server's main() in this process.
 """
 
 import contextlib
@@ -29,6 +29,12 @@ def forbidden_namespaces_cluster(tmp_path):
                                 "base": "crashloop", "objects": [],
                                 "forbidden": [{"resource": "namespaces"}]}))
     return path
+
+
+@pytest.fixture(scope="module")
+def forbidden_cluster(tmp_path_factory):
+    """forbidden_namespaces_cluster's file, one for the module: its shared_sim is one too."""
+    return forbidden_namespaces_cluster(tmp_path_factory.mktemp("clusters"))
 
 
 def kubeconfig_for(tmp_path, port):
@@ -74,8 +80,8 @@ def check_here(*args):
     return subprocess.CompletedProcess(argv, code, "", stderr.getvalue())
 
 
-def test_get_pods_on_a_namespace_that_does_not_exist_is_an_error(kube_sim):
-    sim = kube_sim("crashloop")
+def test_get_pods_on_a_namespace_that_does_not_exist_is_an_error(shared_sim):
+    sim = shared_sim("crashloop")
     server = ServerProcess("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig,
                            "--quiet")
     try:
@@ -88,8 +94,8 @@ def test_get_pods_on_a_namespace_that_does_not_exist_is_an_error(kube_sim):
         server.close()
 
 
-def test_get_pods_says_when_the_namespace_could_not_be_checked(kube_sim, tmp_path):
-    sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
+def test_get_pods_says_when_the_namespace_could_not_be_checked(shared_sim, forbidden_cluster):
+    sim = shared_sim(forbidden_cluster)
     server = ServerProcess("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig,
                            "--quiet")
     try:
@@ -103,8 +109,8 @@ def test_get_pods_says_when_the_namespace_could_not_be_checked(kube_sim, tmp_pat
         server.close()
 
 
-def test_check_passes_and_says_what_it_saw(kube_sim):
-    out = check("--allow-namespaces", "prod", "--kubeconfig", kube_sim("crashloop").kubeconfig)
+def test_check_passes_and_says_what_it_saw(shared_sim):
+    out = check("--allow-namespaces", "prod", "--kubeconfig", shared_sim("crashloop").kubeconfig)
     assert out.returncode == 0, out.stderr
     assert out.stderr.startswith("MCP over stdio: ") and '"gitVersion": "v1.32.4"' in out.stderr
     assert out.stderr.splitlines()[-1].startswith("namespace prod: pods in namespace prod: 5 total")
@@ -124,8 +130,8 @@ def test_check_names_the_unreachable_cluster(tmp_path):
     (["--context", "nope"], 'error: context "nope" does not exist'),
     (["--kubectl", "/nonexistent/kubectl"], "kubectl is not installed or not found"),
 ])
-def test_check_prints_the_reason_it_failed(kube_sim, args, reason):
-    sim = kube_sim("crashloop")
+def test_check_prints_the_reason_it_failed(shared_sim, args, reason):
+    sim = shared_sim("crashloop")
     base = [] if "--kubeconfig" in args else ["--kubeconfig", sim.kubeconfig]
     out = check_here("--allow-namespaces", "prod", *base, *args)
     [protocol, *rest] = out.stderr.strip().splitlines()
@@ -133,9 +139,9 @@ def test_check_prints_the_reason_it_failed(kube_sim, args, reason):
     assert len(rest) == 1 and reason in rest[0]
 
 
-def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):
+def test_check_fails_on_a_mistyped_namespace_and_names_it(shared_sim):
     out = check_here("--allow-namespaces", "prod,prdo", "--kubeconfig",
-                kube_sim("crashloop").kubeconfig)
+                shared_sim("crashloop").kubeconfig)
     assert out.returncode == 1
     assert out.stderr.splitlines()[-2:] == [
         "namespace prod: pods in namespace prod: 5 total, 2 not healthy (listed first)",
@@ -143,8 +149,8 @@ def test_check_fails_on_a_mistyped_namespace_and_names_it(kube_sim):
         'namespaces "prdo" not found); check its name']
 
 
-def test_check_passes_an_unverifiable_empty_namespace_and_says_so(kube_sim, tmp_path):
-    sim = kube_sim(forbidden_namespaces_cluster(tmp_path))
+def test_check_passes_an_unverifiable_empty_namespace_and_says_so(shared_sim, forbidden_cluster):
+    sim = shared_sim(forbidden_cluster)
     out = check_here("--allow-namespaces", "prod,prdo", "--kubeconfig", sim.kubeconfig)
     assert out.returncode == 0, out.stderr
     [line] = [ln for ln in out.stderr.splitlines() if ln.startswith("namespace prdo:")]

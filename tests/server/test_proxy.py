@@ -11,7 +11,6 @@ import pytest
 from mcp_kubectl_server.read.proxy import accept_paths
 from mcp_kubectl_server.read.reader import Reader
 from mcp_kubectl_server.read.unixhttp import UnixHTTPConnection
-from fixtures.kube_sim.sim import start_sim
 from tests.support.api_stub import ApiStub
 from tests.support.server_support import SimView
 
@@ -72,13 +71,14 @@ def reader(kube_sim):
 
 
 @pytest.fixture(scope="module")
-def shared_reader():
-    """One reader (and proxy) over one crashloop simulator for the tests that only send requests."""
-    with start_sim("crashloop") as sim:
-        reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), timeout=10)
-        reader.get_json("/version")  # starts the proxy
-        yield reader, sim
-        reader.close()
+def shared_reader(shared_sim):
+    """One reader (and proxy) over the module's crashloop simulator for the tests that only send
+    requests."""
+    sim = shared_sim("crashloop")
+    reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), timeout=10)
+    reader.get_json("/version")  # starts the proxy
+    yield reader, sim
+    reader.close()
 
 
 def raw(reader, method, path):
@@ -160,8 +160,8 @@ CLUSTER_SCOPED = ["/api/v1/pods", "/api/v1/nodes", "/api/v1/nodes/node-a", "/api
                   "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"]
 
 
-def test_cluster_scoped_paths_can_be_switched_off(kube_sim):
-    sim = kube_sim("crashloop")
+def test_cluster_scoped_paths_can_be_switched_off(shared_sim):
+    sim = shared_sim("crashloop")
     reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), cluster_scoped=False)
     try:
         reader.get_json("/version")
@@ -180,8 +180,8 @@ SECRETS_REFUSED = ["/api/v1/namespaces/prod/secrets", "/api/v1/namespaces/prod/s
                    "/api/v1/watch/namespaces/prod/secrets/shop-tls"]
 
 
-def test_with_read_tls_only_one_secret_by_name_in_scope_is_readable(kube_sim):
-    sim = kube_sim("ingress-port")
+def test_with_read_tls_only_one_secret_by_name_in_scope_is_readable(shared_sim):
+    sim = SimView(shared_sim("ingress-port"))  # the requests from here on
     reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), read_tls=True)
     try:
         reader.get_json("/version")
@@ -198,8 +198,8 @@ def test_with_read_tls_only_one_secret_by_name_in_scope_is_readable(kube_sim):
     assert not [r for r in sim.requests if "secrets" in r["path"] and "shop-tls" not in r["path"]]
 
 
-def test_the_reader_reads_a_secret_only_through_get_secret_and_only_when_told(kube_sim):
-    sim = kube_sim("ingress-port")
+def test_the_reader_reads_a_secret_only_through_get_secret_and_only_when_told(shared_sim):
+    sim = SimView(shared_sim("ingress-port"))  # the requests from here on
     path = "/api/v1/namespaces/prod/secrets/shop-tls"
     for read_tls in (False, True):
         reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",), read_tls=read_tls)
@@ -226,9 +226,9 @@ def test_the_allow_list_is_built_from_namespace_names_only(namespaces):
         accept_paths(namespaces)
 
 
-def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(kube_sim):
+def test_the_reject_list_alone_refuses_secrets_and_workload_subresources(shared_sim):
     # The second, independent layer: even with an allow-list that accepts everything.
-    sim = kube_sim("crashloop")
+    sim = shared_sim("crashloop")
     reader = Reader(kubeconfig=sim.kubeconfig, namespaces=("prod",))
     reader.proxy.filters[0] = "--accept-paths=^.*"
     try:
