@@ -47,13 +47,11 @@ def test_secrets_stay_unreadable(pullsim):
 
 
 def test_every_stored_object_carries_managed_fields(pullsim):
-    pod = json.loads(ok(pullsim, "get", "pod", "ledger-7b5f9c8d6c-h8t3v", "-n", "prod", "-o", "json",
-                        "--show-managed-fields"))
+    pod, sa, dep = json.loads(ok(pullsim, "get", "pod/ledger-7b5f9c8d6c-h8t3v", "sa/default", "deploy/ledger",
+                                 "-n", "prod", "-o", "json", "--show-managed-fields"))["items"]  # in that order
     managers = {(e["manager"], e["operation"], e.get("subresource")) for e in pod["metadata"]["managedFields"]}
     assert managers == {("kube-controller-manager", "Update", None), ("kubelet", "Update", "status")}
-    sa = json.loads(ok(pullsim, "get", "sa", "default", "-n", "prod", "-o", "json", "--show-managed-fields"))
     assert sa["metadata"]["managedFields"] == []  # nothing but a name: no field to own
-    dep = json.loads(ok(pullsim, "get", "deploy", "ledger", "-n", "prod", "-o", "json", "--show-managed-fields"))
     entry = dep["metadata"]["managedFields"][0]
     assert entry["manager"] == "kubectl-client-side-apply" and entry["fieldsType"] == "FieldsV1"
     assert 'k:{"name":"ledger"}' in entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]

@@ -17,6 +17,7 @@ from urllib.request import urlopen
 import pytest
 
 from fixtures.kube_sim.store import ApiError, parse_label_selector
+from tests.sim.test_svc import tables
 from tests.support import kubectl_tables
 from tests.support.server_support import SimView
 
@@ -102,14 +103,12 @@ def test_json_list_and_single_object_shapes(crash):
 
 
 def test_owner_chain_pod_replicaset_deployment(crash):
-    pod = json.loads(ok(crash, "get", "pod", POD, "-n", "prod", "-o", "json"))
-    rs_ref = pod["metadata"]["ownerReferences"][0]
-    rs = json.loads(ok(crash, "get", "rs", rs_ref["name"], "-n", "prod", "-o", "json"))
-    dep_ref = rs["metadata"]["ownerReferences"][0]
-    dep = json.loads(ok(crash, "get", "deployment", dep_ref["name"], "-n", "prod", "-o", "json"))
+    pod, rs, dep = json.loads(ok(crash, "get", f"pod/{POD}", "rs/checkout-6f8d9c7b5d", "deployment/checkout",
+                                 "-n", "prod", "-o", "json"))["items"]  # in that order
+    rs_ref, dep_ref = pod["metadata"]["ownerReferences"][0], rs["metadata"]["ownerReferences"][0]
     assert (rs_ref["kind"], rs_ref["name"], rs_ref["uid"]) == ("ReplicaSet", "checkout-6f8d9c7b5d",
                                                                rs["metadata"]["uid"])
-    assert (dep_ref["kind"], dep_ref["uid"]) == ("Deployment", dep["metadata"]["uid"])
+    assert (dep_ref["kind"], dep_ref["name"], dep_ref["uid"]) == ("Deployment", "checkout", dep["metadata"]["uid"])
     assert dep["spec"]["replicas"] == 2
 
 
@@ -135,10 +134,11 @@ def test_table_columns_match_a_real_server(headers, resource, header):
 
 
 def test_table_values_and_ages_are_sensible(crash):
-    table = {r[0]: r for r in rows(ok(crash, "get", "pods", "-n", "prod"))}
-    assert table[POD][1:4] == ["0/1", "CrashLoopBackOff", "47"] and table[POD][4].startswith("(")
-    assert table[POD][-1] == "4h"
-    assert [r[1] for r in rows(ok(crash, "get", "nodes"))] == ["Ready"] * 3
+    pods, nodes = tables(crash, "pods,nodes", "-n", "prod")  # nodes have no namespace
+    pod = {r[0]: r for r in rows(pods)}[f"pod/{POD}"]
+    assert pod[1:4] == ["0/1", "CrashLoopBackOff", "47"] and pod[4].startswith("(")
+    assert pod[-1] == "4h"
+    assert [r[1] for r in rows(nodes)] == ["Ready"] * 3
     assert rows(ok(crash, "get", "deploy", "checkout", "-n", "prod"))[0][1] == "0/2"
 
 

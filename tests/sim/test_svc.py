@@ -30,6 +30,12 @@ def rows(text):
     return [line.split() for line in text.splitlines()[1:] if line.strip()]
 
 
+def tables(sim, kinds, *args):
+    """Each kind's table from one `kubectl get KIND,KIND,... ARGS`, in the order asked: kubectl
+    prints a blank line between them and each name with its kind (persistentvolumeclaim/x)."""
+    return ok(sim, "get", kinds, *args).split("\n\n")
+
+
 def raw(sim, path):
     with urllib.request.urlopen(sim.url + path, timeout=10) as response:
         return json.loads(response.read())
@@ -124,11 +130,14 @@ def test_table_columns_match_a_real_server(headers, cluster, resource, header):
 
 def test_storage_values(shared_sim):
     sim = shared_sim("pvc-pending")
-    claims = {r[0]: r for r in rows(ok(sim, "get", "pvc", "-n", "prod"))}
-    assert claims["ledger-data"][1:3] == ["Pending", "fast-ssd"]  # no volume, capacity or modes yet
-    assert claims["ledger-backups"][1] == "Bound" and claims["ledger-backups"][3:6] == ["50Gi", "RWO", "gp3"]
-    classes = [r[0:2] for r in rows(ok(sim, "get", "storageclasses"))]
-    assert classes == [["gp3", "(default)"], ["io2-archive", "ebs.csi.aws.com"]]
+    pvcs, scs = tables(sim, "pvc,storageclasses", "-n", "prod")
+    claims = {r[0]: r for r in rows(pvcs)}
+    data, backups = claims["persistentvolumeclaim/ledger-data"], claims["persistentvolumeclaim/ledger-backups"]
+    assert data[1:3] == ["Pending", "fast-ssd"]  # no volume, capacity or modes yet
+    assert backups[1] == "Bound" and backups[3:6] == ["50Gi", "RWO", "gp3"]
+    classes = [r[0:2] for r in rows(scs)]
+    assert classes == [["storageclass.storage.k8s.io/gp3", "(default)"],
+                       ["storageclass.storage.k8s.io/io2-archive", "ebs.csi.aws.com"]]
     described = ok(sim, "describe", "pvc", "ledger-data", "-n", "prod")
     assert "Used By:       ledger-7f6d5c9b8d-r8m2q" in described
     assert 'storageclass.storage.k8s.io "fast-ssd" not found' in described
@@ -138,10 +147,9 @@ def test_storage_values(shared_sim):
 
 def test_quota_values_match_the_pods(shared_sim):
     sim = shared_sim("quota-blocked")
-    quota = rows(ok(sim, "get", "quota", "-n", "prod"))[0]
-    assert " ".join(quota[2:]).startswith("pods: 5/5, requests.cpu: 800m/4")
-    pods = rows(ok(sim, "get", "pods", "-n", "prod"))
-    assert len(pods) == 5
+    quotas, pods = tables(sim, "quota,pods", "-n", "prod")
+    assert " ".join(rows(quotas)[0][2:]).startswith("pods: 5/5, requests.cpu: 800m/4")
+    assert len(rows(pods)) == 5
     assert "Default Limit" in ok(sim, "describe", "limitrange", "prod-limits", "-n", "prod")
 
 

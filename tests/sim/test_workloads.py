@@ -12,6 +12,7 @@ import pytest
 from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.store import EVENT_TTL_SECONDS, expired
 from fixtures.kube_sim.tables.core import pod_cells
+from tests.sim.test_svc import tables
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -46,12 +47,13 @@ def test_discovery_names_every_new_kind(rollout):
 
 
 def test_tables_and_json_of_the_workload_kinds(rollout):
-    assert ok(rollout, "get", "sts", "-n", "prod").splitlines()[1].split()[:2] == ["payments-cache", "2/2"]
-    assert ok(rollout, "get", "ds", "-n", "prod").splitlines()[1].split()[:6] == ["node-exporter", "3", "3", "3", "3", "3"]
-    hpa = ok(rollout, "get", "hpa", "-n", "prod").splitlines()[1].split()
-    assert hpa[:2] == ["payments", "Deployment/payments"] and "41%/70%" in hpa
-    revisions = ok(rollout, "get", "controllerrevisions", "-n", "prod").splitlines()
-    assert any(r.split()[:3] == ["payments-cache-7b5c9d8f6c", "statefulset.apps/payments-cache", "2"] for r in revisions)
+    sts, ds, hpa, revisions = tables(rollout, "sts,ds,hpa,controllerrevisions", "-n", "prod")
+    assert sts.splitlines()[1].split()[:2] == ["statefulset.apps/payments-cache", "2/2"]
+    assert ds.splitlines()[1].split()[:6] == ["daemonset.apps/node-exporter", "3", "3", "3", "3", "3"]
+    hpa = hpa.splitlines()[1].split()
+    assert hpa[:2] == ["horizontalpodautoscaler.autoscaling/payments", "Deployment/payments"] and "41%/70%" in hpa
+    assert any(r.split()[:3] == ["controllerrevision.apps/payments-cache-7b5c9d8f6c", "statefulset.apps/payments-cache",
+                                 "2"] for r in revisions.splitlines())
     sts = json.loads(ok(rollout, "get", "sts", "payments-cache", "-n", "prod", "-o", "json"))
     assert sts["status"]["updateRevision"] == "payments-cache-7b5c9d8f6c"
     raw = json.loads(ok(rollout, "get", "--raw", "/apis/autoscaling/v2/namespaces/prod/horizontalpodautoscalers"))
@@ -61,19 +63,20 @@ def test_tables_and_json_of_the_workload_kinds(rollout):
 
 
 def test_describe_of_the_workload_kinds(rollout):
-    dep = ok(rollout, "describe", "deployment", "payments", "-n", "prod")
+    # kubectl describes the objects in the order asked, two blank lines between them
+    dep, sts, ds, hpa = ok(rollout, "describe", "deployment/payments", "sts/payments-cache", "ds/node-exporter",
+                           "hpa/payments", "-n", "prod").split("\n\n\n")
     assert "Progressing    False   ProgressDeadlineExceeded" in dep and "NewReplicaSet:   payments-5d8c7b6f4c" in dep
-    assert "Pods Status:        2 Running" in ok(rollout, "describe", "sts", "payments-cache", "-n", "prod")
-    assert "Pods Status:  3 Running" in ok(rollout, "describe", "ds", "node-exporter", "-n", "prod")
-    assert "ScalingLimited  False   DesiredWithinRange" in ok(rollout, "describe", "hpa", "payments", "-n", "prod")
+    assert "Pods Status:        2 Running" in sts
+    assert "Pods Status:  3 Running" in ds
+    assert "ScalingLimited  False   DesiredWithinRange" in hpa
 
 
 def test_jobs_cronjobs_and_expired_events():
     with start_sim("job-failed") as sim:
-        job = ok(sim, "get", "jobs", "-n", "prod").splitlines()[1].split()
-        assert job[:3] == ["nightly-report-29406720", "Failed", "0/1"]
-        cron = ok(sim, "get", "cronjobs", "-n", "prod").splitlines()[1].split()
-        assert cron[:6] == ["nightly-report", "0", "2", "*", "*", "*"]
+        jobs, crons = tables(sim, "jobs,cronjobs", "-n", "prod")
+        assert jobs.splitlines()[1].split()[:3] == ["job.batch/nightly-report-29406720", "Failed", "0/1"]
+        assert crons.splitlines()[1].split()[:6] == ["cronjob.batch/nightly-report", "0", "2", "*", "*", "*"]
         described = ok(sim, "describe", "job", "nightly-report-29406720", "-n", "prod")
         assert "Pods Statuses:    0 Active (0 Ready) / 0 Succeeded / 3 Failed" in described
         assert "Controlled By:    CronJob/nightly-report" in described
@@ -96,16 +99,17 @@ def test_event_expiry_follows_the_last_time_seen():
 
 
 def test_notready_node_node_events_in_default_and_describe_node(notready):
-    nodes = {row.split()[0]: row.split()[1] for row in ok(notready, "get", "nodes").splitlines()[1:]}
-    assert nodes == {"node-a": "Ready", "node-b": "Ready", "node-c": "NotReady"}
+    nodes, leases = tables(notready, "nodes,leases", "-n", "kube-node-lease")  # nodes have no namespace
+    nodes = {row.split()[0]: row.split()[1] for row in nodes.splitlines()[1:]}
+    assert nodes == {"node/node-a": "Ready", "node/node-b": "Ready", "node/node-c": "NotReady"}
     events = json.loads(ok(notready, "get", "events", "-n", "default", "-o", "json"))["items"]
     node_event = next(e for e in events if e["involvedObject"]["kind"] == "Node")
     assert node_event["involvedObject"]["name"] == "node-c" and "namespace" not in node_event["involvedObject"]
     described = ok(notready, "describe", "node", "node-c")
     assert "NodeNotReady" in described and "Kubelet stopped posting node status." in described
     assert "ledger-writer-66c9d8f7b5-f4k7s" in described  # kubectl itself lists every namespace's pods
-    leases = ok(notready, "get", "leases", "-n", "kube-node-lease").splitlines()[1:]
-    assert [row.split()[:2] for row in leases] == [["node-a", "node-a"], ["node-b", "node-b"], ["node-c", "node-c"]]
+    assert [row.split()[:2] for row in leases.splitlines()[1:]] == [
+        [f"lease.coordination.k8s.io/{node}", node] for node in ("node-a", "node-b", "node-c")]
 
 
 def test_init_states_and_init_container_logs():
