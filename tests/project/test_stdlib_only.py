@@ -1,4 +1,5 @@
-"""The runtime packages import nothing outside the Python standard library."""
+"""The runtime packages import nothing outside the Python standard library, and inside them the
+imports run the way each package's map (its __init__.py) says: downward, never up a layer."""
 
 import ast
 import importlib
@@ -91,6 +92,87 @@ def test_the_server_never_imports_the_agent_and_the_agent_only_its_redactor():
                      for _, n in _imported_names(path) if n.startswith("mcp_kubectl_server")}
     assert [n for n in server_imports if n.startswith("triage_agent")] == []
     assert agent_imports == {"mcp_kubectl_server.redact"}
+
+
+# The layers of each package, from the top; a module imports from its own layer or those below.
+LAYERS = {
+    "triage_agent": (
+        {"__main__", "cli", "options", "evaluate", "serve", "evals"},   # entry points, services
+        {"loop", "turns", "policy", "scope", "prompts", "report", "schema", "actions", "ask",
+         "context", "outcome", "preflight", "status"},                   # the loop core
+        {"model", "mcp", "telemetry"},                                   # the wire and records
+        {"", "seams", "terminal", "lines"}),                             # leaves ("": __init__)
+    "mcp_kubectl_server": (
+        {"__main__", "server"}, {"tools"}, {"read", "digests"}, {"", "redact", "validate"}),
+}
+SCREEN = {"ask", "status"}   # what a person sees and answers: the loop core knows neither
+PURE = {"digests": {"read"}}  # digests are pure functions of objects: they never read
+
+
+def _part(module):
+    """(package, its top-level part: a module or subpackage name, "" for the package itself)."""
+    package, _, rest = module.partition(".")
+    return package, rest.split(".")[0]
+
+
+def _layer(module):
+    package, part = _part(module)
+    return next((i for i, layer in enumerate(LAYERS[package]) if part in layer), None)
+
+
+def _project_imports():
+    """{module: {project module it imports}}; `from pkg import name` counts as pkg.name when
+    name is a module of pkg, else as pkg."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            names = set()
+            for node in _statements(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names |= {alias.name for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names |= {f"{node.module}.{alias.name}" if node.module in PACKAGES and (
+                        (ROOT / node.module / alias.name).is_dir()
+                        or (ROOT / node.module / f"{alias.name}.py").is_file()) else node.module
+                        for alias in node.names}
+            found[module] = {n for n in names if n.split(".")[0] in PACKAGES}
+    return found
+
+
+def _against_the_layers(imports):
+    """(module, what it imports) for every import that goes up a layer, out of the loop core to
+    the screen, or from a pure part to a reading one."""
+    bad = []
+    for module, names in imports.items():
+        for name in names:
+            (package, part), (other, target) = _part(module), _part(name)
+            if package != other or part == target:
+                continue   # across packages: test_the_server_never_imports_the_agent...
+            if (_layer(name) < _layer(module)
+                    or (package == "triage_agent" and _layer(module) == 1 and part not in SCREEN
+                        and target in SCREEN)
+                    or target in PURE.get(part, ())):
+                bad.append((module, name))
+    return sorted(bad)
+
+
+def test_imports_run_down_the_layers_of_each_package():
+    imports = _project_imports()
+    named = set(imports) | {name for names in imports.values() for name in names}
+    assert [m for m in sorted(named) if _layer(m) is None] == []   # a new module gets its layer
+    assert _against_the_layers(imports) == []
+    # the control: each rule sees a breach
+    assert _against_the_layers({
+        "triage_agent.model.messages": {"triage_agent.cli"},
+        "triage_agent.loop": {"triage_agent.status", "triage_agent.turns"},
+        "mcp_kubectl_server.digests.pods": {"mcp_kubectl_server.read.reader"},
+        "mcp_kubectl_server.read.reader": {"mcp_kubectl_server.tools.pods",
+                                           "mcp_kubectl_server.digests.certs"},
+    }) == [("mcp_kubectl_server.digests.pods", "mcp_kubectl_server.read.reader"),
+           ("mcp_kubectl_server.read.reader", "mcp_kubectl_server.tools.pods"),
+           ("triage_agent.loop", "triage_agent.status"),
+           ("triage_agent.model.messages", "triage_agent.cli")]
 
 
 def test_the_loop_and_a_replayed_run_load_no_http_client():
