@@ -15,7 +15,7 @@ import pytest
 
 from fixtures.kube_sim.scenarios.metrics import STAGING_SECRET
 from mcp_kubectl_server.__main__ import main as server_main
-from tests.support.server_support import ROOT, ServerProcess
+from tests.support.server_support import ROOT, ServerProcess, SimView
 
 METRICS_TOOLS = ("get_metrics", "query_metrics", "list_metrics")
 SERVICE = "monitoring/prometheus:9090"
@@ -112,8 +112,9 @@ def test_list_metrics_shows_names_in_the_namespace_only(server):
 def test_service_mode_reads_through_the_one_proxy_path(server, sim):
     if server.mode != "service":
         pytest.skip("service mode only")
+    mine = SimView(sim)   # the simulator is shared: this test's own requests
     ok(server, "list_metrics", {"namespace": "prod", "match": "cpu"})
-    proxied = [r["path"] for r in sim.requests if "/services/" in r["path"]]
+    proxied = [r["path"] for r in mine.requests if "/services/" in r["path"]]
     assert proxied and all(p.startswith("/api/v1/namespaces/monitoring/services/prometheus:9090/proxy/api/v1/")
                            for p in proxied)
 
