@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
-from tests.sim.test_svc import ok, rows, tables
+from tests.support.kubectl_tables import ok, rows, tables
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
-from tests.sim.test_svc import ok  # kubectl against the simulator, one copy
+from tests.support.kubectl_tables import ok
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from fixtures.kube_sim.sim import start_sim
-from tests.sim.test_svc import ok, rows  # kubectl against the simulator, one copy
+from tests.support.kubectl_tables import ok, rows
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 

@@ -3,45 +3,27 @@ failure, object shapes, tables, selectors, logs, read errors, and a client that 
 
 The tests read, so each cluster has one simulator for the module (shared_sim in tests/conftest.py);
 the RBAC test, whose refused write is part of what it proves, has a cluster file of its own.
-Writes are in test_writes.py, cluster files and the CLI in test_loading.py; both take kubectl,
-ok, rows and the crashloop scenario's names from here.
+Writes are in test_writes.py, cluster files and the CLI in test_loading.py; both take the
+crashloop scenario's names from here, and kubectl from tests/support/kubectl_tables.py.
 """
 
 import json
 import shutil
 import socket
-import subprocess
 from urllib.parse import urlencode
 from urllib.request import urlopen
 
 import pytest
 
 from fixtures.kube_sim.store import ApiError, parse_label_selector
-from tests.sim.test_svc import tables
 from tests.support import kubectl_tables
+from tests.support.kubectl_tables import kubectl, ok, rows, tables
 from tests.support.server_support import SimView
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
 FATAL = "FATAL: required environment variable PAYMENT_API_URL is not set"
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-
-
-def kubectl(sim, *args, timeout=60):
-    """Run the real kubectl against `sim`; returns CompletedProcess (text)."""
-    return subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, *args],
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def ok(sim, *args):
-    result = kubectl(sim, *args)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def rows(table_text):
-    """Table output -> list of column lists (header dropped)."""
-    return [line.split() for line in table_text.splitlines()[1:] if line.strip()]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ simulator per cluster (shared_sim); the one that deletes a pod starts its own.
 
 import json
 import shutil
-import subprocess
 import urllib.request
 
 import pytest
@@ -15,25 +14,9 @@ import pytest
 from fixtures.kube_sim.endpoints import derive, resolve_port
 from fixtures.kube_sim.store import ClusterFileError, load_cluster
 from tests.support import kubectl_tables
+from tests.support.kubectl_tables import ok, rows, tables
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-
-
-def ok(sim, *args):
-    result = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, *args],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def rows(text):
-    return [line.split() for line in text.splitlines()[1:] if line.strip()]
-
-
-def tables(sim, kinds, *args):
-    """Each kind's table from one `kubectl get KIND,KIND,... ARGS`, in the order asked: kubectl
-    prints a blank line between them and each name with its kind (persistentvolumeclaim/x)."""
-    return ok(sim, "get", kinds, *args).split("\n\n")
 
 
 def raw(sim, path):

@@ -12,16 +12,9 @@ import pytest
 from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.store import EVENT_TTL_SECONDS, expired
 from fixtures.kube_sim.tables.core import pod_cells
-from tests.sim.test_svc import tables
+from tests.support.kubectl_tables import ok, tables
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
-
-
-def ok(sim, *args):
-    result = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, *args], capture_output=True,
-                            text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 @pytest.fixture(scope="module")

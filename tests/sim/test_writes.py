@@ -9,7 +9,8 @@ from urllib.request import urlopen
 
 import pytest
 
-from tests.sim.test_reads import POD, kubectl, ok, rows
+from tests.sim.test_reads import POD
+from tests.support.kubectl_tables import kubectl, ok, rows
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
