@@ -36,13 +36,18 @@ def _statements(node):
 
 
 def _imported_names(path):
+    """(line, module) of each absolute import; `from pkg import name` of one of PACKAGES gives
+    pkg.name when name is a module of pkg."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.lineno, node.module
+            for alias in node.names:
+                yield node.lineno, (f"{node.module}.{alias.name}" if node.module in PACKAGES and (
+                    (ROOT / node.module / alias.name).is_dir()
+                    or (ROOT / node.module / f"{alias.name}.py").is_file()) else node.module)
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -121,22 +126,12 @@ def _layer(module):
 
 
 def _project_imports():
-    """{module: {project module it imports}}; `from pkg import name` counts as pkg.name when
-    name is a module of pkg, else as pkg."""
+    """{module: {project module it imports}}."""
     found = {}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-            names = set()
-            for node in _statements(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names |= {alias.name for alias in node.names}
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names |= {f"{node.module}.{alias.name}" if node.module in PACKAGES and (
-                        (ROOT / node.module / alias.name).is_dir()
-                        or (ROOT / node.module / f"{alias.name}.py").is_file()) else node.module
-                        for alias in node.names}
-            found[module] = {n for n in names if n.split(".")[0] in PACKAGES}
+            found[module] = {n for _, n in _imported_names(path) if n.split(".")[0] in PACKAGES}
     return found
 
 
