@@ -35,7 +35,8 @@ test describes, one per name per session.
 
 The per-test time limit (a test over a few seconds is listed at the end unless marked slow; with
 TRIAGE_TEST_MAX_SECONDS it fails) is the plugin in tests/support/time_limit.py, whose hooks are
-imported here.
+imported here. So is tests/support/random_order.py's: the tests run in a random order
+(pytest-randomly), and a run that failed names its seed at the end.
 
 Every pytest process (the xdist workers too) runs Python's cyclic garbage collector less often
 than the default (thresholds 50,000/50/50, not 700/10/10): the tests that work in-process build
@@ -70,6 +71,7 @@ from fixtures.kube_sim.sim import start_sim
 from tests.support.prometheus import prometheus_servers  # noqa: F401 (session fixture)
 from tests.support.server_support import ServerProcess, SimView
 from tests.support import server_thread, time_limit
+from tests.support.random_order import pytest_terminal_summary  # noqa: F401 (hook)
 from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
 
 GC_THRESHOLDS = (50_000, 50, 50)
