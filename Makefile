@@ -106,7 +106,7 @@ test-browser: test-deps
 		echo "installing chromium and chromium-driver (apt-get, test-only)"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium chromium-driver; \
 	fi
-	TRIAGE_BROWSER_TESTS=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider -q tests/browser
+	TRIAGE_BROWSER_TESTS=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider tests/browser
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
 # injection attempt: no API key, no cluster.
