@@ -22,9 +22,10 @@ def seed_of(config):
     return getattr(config.option, SEED, None)
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
+def pytest_terminal_summary(terminalreporter, config):
     seed = seed_of(config)
-    if seed is None or not (terminalreporter.stats.get("failed") or terminalreporter.stats.get("error")):
+    failed = terminalreporter.stats.get("failed") or terminalreporter.stats.get("error")
+    if seed is None or not failed:
         return
     terminalreporter.write_line(f"tests ran in a random order: --randomly-seed={seed} runs it "
-                                "again (with -p no:xdist, exactly; see tests/support/random_order.py)")
+                                "again (with -p no:xdist, exactly: tests/support/random_order.py)")
