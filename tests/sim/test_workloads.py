@@ -4,7 +4,6 @@ nodes, node events in default, event expiry and never-started pods in Pending.""
 
 import json
 import shutil
-import subprocess
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from fixtures.kube_sim.sim import start_sim
 from fixtures.kube_sim.store import EVENT_TTL_SECONDS, expired
 from fixtures.kube_sim.tables.core import pod_cells
-from tests.support.kubectl_tables import ok, tables
+from tests.support.kubectl_tables import kubectl, ok, rows, tables
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -41,12 +40,12 @@ def test_discovery_names_every_new_kind(rollout):
 
 def test_tables_and_json_of_the_workload_kinds(rollout):
     sts, ds, hpa, revisions = tables(rollout, "sts,ds,hpa,controllerrevisions", "-n", "prod")
-    assert sts.splitlines()[1].split()[:2] == ["statefulset.apps/payments-cache", "2/2"]
-    assert ds.splitlines()[1].split()[:6] == ["daemonset.apps/node-exporter", "3", "3", "3", "3", "3"]
-    hpa = hpa.splitlines()[1].split()
+    assert rows(sts)[0][:2] == ["statefulset.apps/payments-cache", "2/2"]
+    assert rows(ds)[0][:6] == ["daemonset.apps/node-exporter", "3", "3", "3", "3", "3"]
+    hpa = rows(hpa)[0]
     assert hpa[:2] == ["horizontalpodautoscaler.autoscaling/payments", "Deployment/payments"] and "41%/70%" in hpa
-    assert any(r.split()[:3] == ["controllerrevision.apps/payments-cache-7b5c9d8f6c", "statefulset.apps/payments-cache",
-                                 "2"] for r in revisions.splitlines())
+    assert any(r[:3] == ["controllerrevision.apps/payments-cache-7b5c9d8f6c", "statefulset.apps/payments-cache",
+                         "2"] for r in rows(revisions))
     sts = json.loads(ok(rollout, "get", "sts", "payments-cache", "-n", "prod", "-o", "json"))
     assert sts["status"]["updateRevision"] == "payments-cache-7b5c9d8f6c"
     raw = json.loads(ok(rollout, "get", "--raw", "/apis/autoscaling/v2/namespaces/prod/horizontalpodautoscalers"))
@@ -68,15 +67,13 @@ def test_describe_of_the_workload_kinds(rollout):
 def test_jobs_cronjobs_and_expired_events():
     with start_sim("job-failed") as sim:
         jobs, crons = tables(sim, "jobs,cronjobs", "-n", "prod")
-        assert jobs.splitlines()[1].split()[:3] == ["job.batch/nightly-report-29406720", "Failed", "0/1"]
-        assert crons.splitlines()[1].split()[:6] == ["cronjob.batch/nightly-report", "0", "2", "*", "*", "*"]
+        assert rows(jobs)[0][:3] == ["job.batch/nightly-report-29406720", "Failed", "0/1"]
+        assert rows(crons)[0][:6] == ["cronjob.batch/nightly-report", "0", "2", "*", "*", "*"]
         described = ok(sim, "describe", "job", "nightly-report-29406720", "-n", "prod")
         assert "Pods Statuses:    0 Active (0 Ready) / 0 Succeeded / 3 Failed" in described
         assert "Controlled By:    CronJob/nightly-report" in described
         # the cluster file holds a BackoffLimitExceeded event from ten hours ago: the server has dropped it
-        assert "No resources found" in subprocess.run(
-            ["kubectl", "--kubeconfig", sim.kubeconfig, "get", "events", "-n", "prod"],
-            capture_output=True, text=True, timeout=60).stderr
+        assert "No resources found" in kubectl(sim, "get", "events", "-n", "prod").stderr
         pods = json.loads(ok(sim, "get", "pods", "-n", "prod", "-l", "job-name=nightly-report-29406720", "-o", "json"))
         assert {p["status"]["phase"] for p in pods["items"]} == {"Failed"}
 
@@ -93,7 +90,7 @@ def test_event_expiry_follows_the_last_time_seen():
 
 def test_notready_node_node_events_in_default_and_describe_node(notready):
     nodes, leases = tables(notready, "nodes,leases", "-n", "kube-node-lease")  # nodes have no namespace
-    nodes = {row.split()[0]: row.split()[1] for row in nodes.splitlines()[1:]}
+    nodes = {row[0]: row[1] for row in rows(nodes)}
     assert nodes == {"node/node-a": "Ready", "node/node-b": "Ready", "node/node-c": "NotReady"}
     events = json.loads(ok(notready, "get", "events", "-n", "default", "-o", "json"))["items"]
     node_event = next(e for e in events if e["involvedObject"]["kind"] == "Node")
@@ -101,18 +98,17 @@ def test_notready_node_node_events_in_default_and_describe_node(notready):
     described = ok(notready, "describe", "node", "node-c")
     assert "NodeNotReady" in described and "Kubelet stopped posting node status." in described
     assert "ledger-writer-66c9d8f7b5-f4k7s" in described  # kubectl itself lists every namespace's pods
-    assert [row.split()[:2] for row in leases.splitlines()[1:]] == [
+    assert [row[:2] for row in rows(leases)] == [
         [f"lease.coordination.k8s.io/{node}", node] for node in ("node-a", "node-b", "node-c")]
 
 
 def test_init_states_and_init_container_logs():
     with start_sim("init-failing") as sim:
-        rows = {r.split()[0]: r.split()[2] for r in ok(sim, "get", "pods", "-n", "prod").splitlines()[1:]}
-        assert rows["orders-6c8d5b9f7d-j4x6t"] == "Init:CrashLoopBackOff"
+        status = {r[0]: r[2] for r in rows(ok(sim, "get", "pods", "-n", "prod"))}
+        assert status["orders-6c8d5b9f7d-j4x6t"] == "Init:CrashLoopBackOff"
         logs = ok(sim, "logs", "orders-6c8d5b9f7d-j4x6t", "-n", "prod", "-c", "migrate", "--previous")
         assert "permission denied for table orders" in logs
-        waiting = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, "logs", "orders-6c8d5b9f7d-j4x6t",
-                                  "-n", "prod", "-c", "orders"], capture_output=True, text=True, timeout=60)
+        waiting = kubectl(sim, "logs", "orders-6c8d5b9f7d-j4x6t", "-n", "prod", "-c", "orders")
         assert waiting.returncode != 0 and "PodInitializing" in waiting.stderr
 
 
