@@ -160,9 +160,11 @@ bench: check prometheus-deps
 	$(PYTHON) -m tests.bench
 
 # `make test` on fresh clones of HEAD (or REV=...), in units of a fixed CPU workload timed in
-# the same run (tests/bench/suite.py); ROUNDS clones one after the other. Takes as long as the
-# suite, ROUNDS times: not part of `make bench`.
+# the same run (tests/bench/suite.py); ROUNDS clones one after the other. AGAINST=BASE measures
+# that commit too, in turns, and prints REV's time as a share of BASE's. Takes as long as the
+# suite, ROUNDS times (twice that with AGAINST): not part of `make bench`.
 ROUNDS ?= 3
 REV ?= HEAD
+AGAINST ?=
 bench-suite: check
-	$(PYTHON) -m tests.bench.suite $(REV) --rounds $(ROUNDS)
+	$(PYTHON) -m tests.bench.suite $(REV) --rounds $(ROUNDS)$(if $(AGAINST), --against $(AGAINST))

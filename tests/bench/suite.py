@@ -1,5 +1,5 @@
-"""`make bench-suite` (`python3 -m tests.bench.suite [REV] [--rounds N]`): how long `make test`
-takes on a fresh clone, in units of a fixed CPU workload timed in the same run.
+"""`make bench-suite` (`python3 -m tests.bench.suite [REV] [--rounds N] [--against BASE]`): how
+long `make test` takes on a fresh clone, in units of a fixed CPU workload timed in the same run.
 
 Each round clones this checkout at REV (default HEAD: what is committed, not the work tree) into
 a temporary directory, times the reference workload three times, runs `make test` there (a
@@ -13,11 +13,17 @@ does not see what starting processes costs on a machine, which is most of the su
 (docs/development.md has the accounting), so the units move between machines of one kind, and
 on a noisy machine from one round to the next; compare rounds of one run. Not part of
 `make bench`: each round takes as long as the suite.
+
+With --against BASE, each round measures BASE as well, in turns (REV first in odd rounds, BASE
+first in even ones), and prints REV's wall time as a share of BASE's; the last line gives the
+median share. Both suites see the same machine within a round, so the share moves much less
+with the hour than the units do: it is the figure to compare two commits by.
 """
 
 import argparse
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -53,6 +59,23 @@ def round_in(clone):
     return wall, cpu, statistics.median(refs), lines[-1] if lines else "", done.returncode
 
 
+def commit(name):
+    """The short hash of the commit `name` names in this checkout, or None."""
+    found = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", "--short",
+                            f"{name}^{{commit}}"], capture_output=True, text=True)
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def interrupts_as_usual():
+    """Started as a background job (`make bench-suite &`, nohup), this process has SIGINT
+    ignored, and every `make test` it runs would inherit that: a suite's Ctrl-C tests then wait
+    for children that do not stop (an older commit's suite failed two of them and took a minute
+    longer that way). Python's own handler is reset at exec, so the children start as from a
+    shell."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tests.bench.suite",
                                      description=__doc__.split("\n\n")[0])
@@ -60,39 +83,57 @@ def main(argv=None):
                         help="the commit to measure (default HEAD)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="fresh clones, one after the other (default 3)")
+    parser.add_argument("--against", metavar="BASE",
+                        help="a commit measured in the same rounds, in turns with REV; each "
+                             "round prints REV's time as a share of BASE's")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds must be 1 or more, got {args.rounds}")
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", "--short",
-                          f"{args.rev}^{{commit}}"], capture_output=True, text=True)
-    if rev.returncode:
-        print(f"bench-suite: {args.rev!r} is no commit of this checkout", file=sys.stderr)
-        return 2
-    rev = rev.stdout.strip()
-    print(f"# make test on fresh clones of {rev}, in units of `python3 -c \"{REFERENCE[2]}\"`"
-          f" ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
+    revs = []
+    for name in [args.rev] + ([args.against] if args.against is not None else []):
+        rev = commit(name)
+        if rev is None:
+            print(f"bench-suite: {name!r} is no commit of this checkout", file=sys.stderr)
+            return 2
+        revs.append(rev)
+    interrupts_as_usual()
+    print(f"# make test on fresh clones of {' and '.join(revs)}, in units of"
+          f" `python3 -c \"{REFERENCE[2]}\"` ({os.cpu_count()} cores, load average"
+          f" {os.getloadavg()[0]:.1f})")
     try:
-        return rounds(rev, args.rounds)
+        return rounds(revs, args.rounds)
     except KeyboardInterrupt:   # ^C between or inside rounds: the clone is removed all the same
         print("bench-suite: interrupted", file=sys.stderr)
         return 130
 
 
-def rounds(rev, count):
-    """Run `count` rounds on fresh clones of `rev`, printing each; 1 when one failed, else 0."""
-    units, failed = [], 0
+def rounds(revs, count):
+    """Run `count` rounds on fresh clones of each of `revs` (one commit, or REV and BASE in
+    turns; the same commit twice measures the noise), printing each; 1 when one failed, else 0."""
+    units, shares, failed = [[] for _ in revs], [], 0
     for n in range(1, count + 1):
-        with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
-            clone = os.path.join(tmp, "clone")
-            subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
-            subprocess.run(["git", "-C", clone, "checkout", "-q", rev], check=True)
-            wall, cpu, ref, last, rc = round_in(clone)
-        failed += rc != 0
-        units.append(wall / ref)
-        print(f"round {n}: make test {wall:.1f} s (CPU {cpu:.1f} s), reference {ref:.3f} s:"
-              f" {wall / ref:.0f} units; rc={rc}: {last}", flush=True)
-    print(f"median {statistics.median(units):.0f} units over {len(units)} round(s)"
-          + (f"; {failed} round(s) failed" if failed else ""))
+        walls = {}
+        for i in range(len(revs)) if n % 2 else reversed(range(len(revs))):
+            with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+                clone = os.path.join(tmp, "clone")
+                subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+                subprocess.run(["git", "-C", clone, "checkout", "-q", revs[i]], check=True)
+                wall, cpu, ref, last, rc = round_in(clone)
+            failed += rc != 0
+            walls[i] = wall
+            units[i].append(wall / ref)
+            which = f"{revs[i]} " if len(revs) > 1 else ""
+            print(f"round {n}: {which}make test {wall:.1f} s (CPU {cpu:.1f} s), reference"
+                  f" {ref:.3f} s: {wall / ref:.0f} units; rc={rc}: {last}", flush=True)
+        if len(revs) > 1:
+            shares.append(walls[0] / walls[1])
+            print(f"round {n}: {revs[0]} took {shares[-1]:.2f} of {revs[1]}'s time", flush=True)
+    print("median " + ", ".join(f"{statistics.median(units[i]):.0f} units"
+                                + (f" for {rev}" if len(revs) > 1 else "")
+                                for i, rev in enumerate(revs))
+          + (f"; {revs[0]} took {statistics.median(shares):.2f} of {revs[1]}'s time"
+             if shares else "")
+          + f" over {count} round(s)" + (f"; {failed} run(s) failed" if failed else ""))
     return 1 if failed else 0
 
 

@@ -1,7 +1,12 @@
 """make bench-suite (tests/bench/suite.py): a round runs the clone's real `make test` between its
-reference timings and reports what it printed last and how it ended; bad arguments are usage
-errors. (The whole measure, on this project, is what `make bench-suite` is for: not a test.)"""
+reference timings and reports what it printed last and how it ended; with --against, two commits
+of a real git repository are measured in turns and the share printed; a run started with SIGINT
+ignored gives its children SIGINT as usual; bad arguments are usage errors. (The whole measure,
+on this project, is what `make bench-suite` is for: not a test.)"""
 
+import re
+import signal
+import subprocess
 import sys
 
 import pytest
@@ -26,7 +31,61 @@ def test_rounds_must_be_one_or_more(capsys):
     assert exited.value.code == 2 and "--rounds must be 1 or more" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("where", ["rev", "against"])
 @pytest.mark.parametrize("rev", ["no-such-revision-here", "HEAD:README.md", "HEAD^{tree}"])
-def test_only_a_commit_is_measured(rev, capsys):
-    assert suite.main([rev]) == 2
+def test_only_a_commit_is_measured(rev, where, capsys):
+    assert suite.main([rev] if where == "rev" else ["HEAD", "--against", rev]) == 2
     assert f"{rev!r} is no commit of this checkout" in capsys.readouterr().err
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_against_measures_both_commits_in_turns_and_prints_the_share(tmp_path, monkeypatch,
+                                                                     capsys):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    revs = []
+    for code, line in ((1, "1 failed in 0.01s"), (0, "2 passed in 0.01s")):   # BASE, then REV
+        (repo / "Makefile").write_text(f"test:\n\t@echo '{line}'\n\t@exit {code}\n")
+        git(repo, "add", "Makefile")
+        git(repo, "commit", "-q", "-m", line)
+        revs.append(git(repo, "rev-parse", "--short", "HEAD"))
+    base, rev = revs
+    monkeypatch.setattr(suite, "ROOT", str(repo))
+    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    assert suite.main(["HEAD", "--against", "HEAD~1", "--rounds", "2"]) == 1   # BASE failed
+    out = capsys.readouterr().out.splitlines()
+    runs = [re.match(r"round (\d): (\w+) make test .* units; rc=(\d): (.*)$", line)
+            for line in out if line.startswith("round") and " make test " in line]
+    assert [(m[1], m[2], m[3], m[4]) for m in runs] == [
+        ("1", rev, "0", "2 passed in 0.01s"), ("1", base, "2", "1 failed in 0.01s"),
+        ("2", base, "2", "1 failed in 0.01s"), ("2", rev, "0", "2 passed in 0.01s")]
+    shares = [line for line in out if " took " in line and line.startswith("round")]
+    assert [line.split(":")[0] for line in shares] == ["round 1", "round 2"]
+    assert all(re.fullmatch(rf"round \d: {rev} took \d+\.\d\d of {base}'s time", line)
+               for line in shares)
+    assert re.fullmatch(rf"median \d+ units for {rev}, \d+ units for {base}; {rev} took "
+                        rf"\d+\.\d\d of {base}'s time over 2 round\(s\); 2 run\(s\) failed",
+                        out[-1])
+
+
+CHILD_SIGINT = [sys.executable, "-c", "import signal; h = signal.getsignal(signal.SIGINT); print("
+                "'ignored' if h is signal.SIG_IGN else 'usual' if h is signal.default_int_handler "
+                "else h)"]
+
+
+def test_a_run_started_with_sigint_ignored_gives_its_suites_sigint_as_usual():
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # as in a background job or under nohup
+        ignored = subprocess.run(CHILD_SIGINT, capture_output=True, text=True).stdout
+        suite.interrupts_as_usual()
+        usual = subprocess.run(CHILD_SIGINT, capture_output=True, text=True).stdout
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert ignored == "ignored\n"    # what the children would have had
+    assert usual == "usual\n"        # Python's own handler, as when started from a shell
