@@ -89,3 +89,24 @@ def test_a_run_started_with_sigint_ignored_gives_its_suites_sigint_as_usual():
         signal.signal(signal.SIGINT, before)
     assert ignored == "ignored\n"    # what the children would have had
     assert usual == "usual\n"        # Python's own handler, as when started from a shell
+
+
+def test_a_commit_against_itself_keeps_its_two_runs_apart(tmp_path, monkeypatch, capsys):
+    repo, marker = tmp_path / "repo", tmp_path / "ran-once"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    # the first run of the two is the slow one: the share must be of two runs, not of one by itself
+    (repo / "Makefile").write_text(f"test:\n\t@[ -e {marker} ] || {{ touch {marker}; sleep 0.3; }}"
+                                   "\n\t@echo '1 passed in 0.01s'\n")
+    git(repo, "add", "Makefile")
+    git(repo, "commit", "-q", "-m", "one")
+    rev = git(repo, "rev-parse", "--short", "HEAD")
+    monkeypatch.setattr(suite, "ROOT", str(repo))
+    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    assert suite.main(["HEAD", "--against", "HEAD", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith(f"round 1: {rev} make test ") for line in out) == 2
+    share = re.fullmatch(rf"round 1: {rev} took (\d+\.\d\d) of {rev}'s time", out[-2])
+    assert share and float(share[1]) > 2, out
+    assert re.fullmatch(rf"median \d+ units for {rev}, \d+ units for {rev}; {rev} took "
+                        rf"\d+\.\d\d of {rev}'s time over 1 round\(s\)", out[-1])
