@@ -107,6 +107,6 @@ def test_a_commit_against_itself_keeps_its_two_runs_apart(tmp_path, monkeypatch,
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith(f"round 1: {rev} make test ") for line in out) == 2
     share = re.fullmatch(rf"round 1: {rev} took (\d+\.\d\d) of {rev}'s time", out[-2])
-    assert share and float(share[1]) > 2, out
+    assert share and float(share[1]) > 1.5, out   # one run by itself would give 1.00
     assert re.fullmatch(rf"median \d+ units for {rev}, \d+ units for {rev}; {rev} took "
                         rf"\d+\.\d\d of {rev}'s time over 1 round\(s\)", out[-1])
