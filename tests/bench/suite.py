@@ -107,18 +107,23 @@ def main(argv=None):
         return 130
 
 
+def round_at(rev):
+    """round_in a fresh clone of this checkout at `rev`, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+        clone = os.path.join(tmp, "clone")
+        subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+        subprocess.run(["git", "-C", clone, "checkout", "-q", rev], check=True)
+        return round_in(clone)
+
+
 def rounds(revs, count):
     """Run `count` rounds on fresh clones of each of `revs` (one commit, or REV and BASE in
     turns; the same commit twice measures the noise), printing each; 1 when one failed, else 0."""
     units, shares, failed = [[] for _ in revs], [], 0
     for n in range(1, count + 1):
-        walls = {}
+        walls = [None] * len(revs)
         for i in range(len(revs)) if n % 2 else reversed(range(len(revs))):
-            with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
-                clone = os.path.join(tmp, "clone")
-                subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
-                subprocess.run(["git", "-C", clone, "checkout", "-q", revs[i]], check=True)
-                wall, cpu, ref, last, rc = round_in(clone)
+            wall, cpu, ref, last, rc = round_at(revs[i])
             failed += rc != 0
             walls[i] = wall
             units[i].append(wall / ref)

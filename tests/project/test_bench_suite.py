@@ -43,20 +43,28 @@ def git(repo, *args):
                            *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_against_measures_both_commits_in_turns_and_prints_the_share(tmp_path, monkeypatch,
-                                                                     capsys):
+def measured_repo(tmp_path, monkeypatch, *makefiles):
+    """A git repository with one commit per Makefile text, made the checkout bench-suite
+    clones (and its reference a no-op); the commits' short hashes, oldest first."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
     revs = []
-    for code, line in ((1, "1 failed in 0.01s"), (0, "2 passed in 0.01s")):   # BASE, then REV
-        (repo / "Makefile").write_text(f"test:\n\t@echo '{line}'\n\t@exit {code}\n")
+    for text in makefiles:
+        (repo / "Makefile").write_text(text)
         git(repo, "add", "Makefile")
-        git(repo, "commit", "-q", "-m", line)
+        git(repo, "commit", "-q", "-m", f"commit {len(revs)}")
         revs.append(git(repo, "rev-parse", "--short", "HEAD"))
-    base, rev = revs
     monkeypatch.setattr(suite, "ROOT", str(repo))
     monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    return revs
+
+
+def test_against_measures_both_commits_in_turns_and_prints_the_share(tmp_path, monkeypatch,
+                                                                     capsys):
+    base, rev = measured_repo(tmp_path, monkeypatch,   # BASE fails, REV passes
+                              "test:\n\t@echo '1 failed in 0.01s'\n\t@exit 1\n",
+                              "test:\n\t@echo '2 passed in 0.01s'\n\t@exit 0\n")
     assert suite.main(["HEAD", "--against", "HEAD~1", "--rounds", "2"]) == 1   # BASE failed
     out = capsys.readouterr().out.splitlines()
     runs = [re.match(r"round (\d): (\w+) make test .* units; rc=(\d): (.*)$", line)
@@ -92,17 +100,11 @@ def test_a_run_started_with_sigint_ignored_gives_its_suites_sigint_as_usual():
 
 
 def test_a_commit_against_itself_keeps_its_two_runs_apart(tmp_path, monkeypatch, capsys):
-    repo, marker = tmp_path / "repo", tmp_path / "ran-once"
-    repo.mkdir()
-    git(repo, "init", "-q")
+    marker = tmp_path / "ran-once"
     # the first run of the two is the slow one: the share must be of two runs, not of one by itself
-    (repo / "Makefile").write_text(f"test:\n\t@[ -e {marker} ] || {{ touch {marker}; sleep 0.3; }}"
-                                   "\n\t@echo '1 passed in 0.01s'\n")
-    git(repo, "add", "Makefile")
-    git(repo, "commit", "-q", "-m", "one")
-    rev = git(repo, "rev-parse", "--short", "HEAD")
-    monkeypatch.setattr(suite, "ROOT", str(repo))
-    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    rev, = measured_repo(tmp_path, monkeypatch,
+                         f"test:\n\t@[ -e {marker} ] || {{ touch {marker}; sleep 0.3; }}"
+                         "\n\t@echo '1 passed in 0.01s'\n")
     assert suite.main(["HEAD", "--against", "HEAD", "--rounds", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith(f"round 1: {rev} make test ") for line in out) == 2
