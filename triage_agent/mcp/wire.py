@@ -24,6 +24,11 @@ import time
 from mcp_kubectl_server.redact import redact
 
 STDERR_TAIL_BYTES = 4096
+# A wait for an answer returns to Python at least this often. A signal whose C handler runs just
+# before the wait blocks (after the last check for pending signals) does not interrupt it: its
+# Python handler (the CLI's ^C / SIGTERM, terminal.StopSignals) would run only when the wait ends,
+# at the call's deadline. Waking this often bounds that delay; waking costs nothing measurable.
+SIGNAL_CHECK_S = 0.25
 _EOF = object()
 
 
@@ -101,9 +106,9 @@ class StdioPeer:
             if remaining <= 0:
                 raise RequestTimeout(request_id)
             try:
-                message = self._inbox.get(timeout=remaining)
+                message = self._inbox.get(timeout=min(remaining, SIGNAL_CHECK_S))
             except queue.Empty:
-                raise RequestTimeout(request_id) from None
+                continue   # the deadline is checked above
             if message is _EOF:
                 self._inbox.put(_EOF)  # stay gone for whoever asks next
                 raise PeerGone()

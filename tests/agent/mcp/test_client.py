@@ -1,7 +1,11 @@
 """The stdio MCP client driving a real fake server subprocess (tests/support/fake_mcp_server.py)."""
 
+import _thread
 import json
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -9,6 +13,7 @@ import pytest
 
 from tests.support.api_stub import wait_for
 from triage_agent.mcp import client as mcp_client
+from triage_agent.mcp import wire
 from triage_agent.mcp.client import MODERN_VERSION, PROTOCOL_VERSION, McpError, McpStdioClient
 
 FAKE = str(Path(__file__).resolve().parents[2] / "support" / "fake_mcp_server.py")
@@ -246,3 +251,47 @@ def test_against_the_real_kubectl_server_and_kube_sim(kube_sim, monkeypatch, era
         assert not is_error and "checkout-6f8d9c7b5d-" in text
         text, is_error = client.call("get_pods", {"namespace": "kube-system"})
         assert is_error
+
+
+def _waiting_for_an_answer(ident):
+    """True while thread `ident` is blocked in a wait inside StdioPeer.request."""
+    frame = sys._current_frames().get(ident)
+    if frame is None or frame.f_code.co_name != "wait" or frame.f_code.co_filename != \
+            threading.__file__:
+        return False
+    while frame is not None and frame.f_code.co_filename != wire.__file__:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_name == "request"
+
+
+def test_a_signal_tripped_just_before_the_wait_for_an_answer_is_handled_long_before_the_deadline():
+    """The race behind a SIGTERM the CLI did not act on (tests/agent/cli/test_signals.py, about 2
+    runs in 1,000 under load): a signal whose C handler runs after the wait's last check for
+    pending signals does not interrupt the blocked wait. _thread.interrupt_main trips a signal in
+    just that way, without interrupting a wait; the peer's wait must still come back to Python
+    and run the handler within moments (wire.SIGNAL_CHECK_S), not at the 30-s deadline."""
+    assert threading.current_thread() is threading.main_thread()   # where handlers run
+    peer = wire.StdioPeer([sys.executable, "-c", "import sys; sys.stdin.read()"],   # never answers
+                          env={"PATH": os.environ.get("PATH", "")})
+    main = threading.get_ident()
+
+    def trip():
+        assert wait_for(lambda: _waiting_for_an_answer(main), timeout=10)
+        _thread.interrupt_main(signal.SIGTERM)
+
+    def stop_handler(signum, frame):
+        raise KeyboardInterrupt("terminated by SIGTERM")
+
+    before = signal.signal(signal.SIGTERM, stop_handler)
+    tripper = threading.Thread(target=trip, daemon=True)
+    started = time.monotonic()
+    try:
+        tripper.start()
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            peer.request("tools/call", {"name": "get_logs"}, time.monotonic() + 30)
+        waited = time.monotonic() - started
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        tripper.join(10)
+        peer.stop(1)
+    assert waited < 15, f"the handler ran only after {waited:.1f} s"
