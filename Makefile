@@ -40,17 +40,25 @@ check:
 # the path) is removed.
 # $(PYTHON) is resolved to its interpreter once (a version manager's shim, pyenv's, costs 0.15 s
 # of CPU a call), and asked where its pip is by importing it.
+# One such venv serves every checkout of the machine (tests/support/venv_cache.py): .venv is a
+# link to the venv in ~/.cache/triage-agent/test-venvs made from the same pins and interpreter,
+# and only when there is none is one built there (through .venv, as above) and kept. A fresh
+# clone then starts its tests without installing anything. TRIAGE_TEST_VENV_CACHE= (empty)
+# builds .venv in the checkout instead; a whole .venv directory of its own is kept as it is.
 PIP_DIR = import os, pip; print(os.path.dirname(pip.__file__))
 FIRST = pytest|pluggy|iniconfig|packaging|pygments|pyyaml
 SCHEMAS = kubernetes-validate
 PIP_INSTALL = install --quiet --no-deps --no-compile --disable-pip-version-check
 PIP_DOWNLOAD = download --quiet --no-deps --only-binary :all: --disable-pip-version-check
+VENV_OK = { cmp -s tests/requirements.txt .venv/requirements.txt && [ -d .venv/schemas/unpacked ] && [ -d .venv/rest ]; } 2>/dev/null
 test-deps: check
-	@{ cmp -s tests/requirements.txt .venv/requirements.txt && [ -d .venv/schemas/unpacked ] && [ -d .venv/rest ]; } 2>/dev/null || { \
-		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
+	@$(VENV_OK) || { \
 		py=$$($(PYTHON) -c 'import sys; print(sys.executable)') && \
-		{ [ -d .venv/schemas/unpacked ] && [ -d .venv/rest ] || rm -rf .venv; } && \
-		{ [ -x .venv/bin/python ] || "$$py" -m venv --without-pip .venv; } && \
+		{ "$$py" -m tests.support.venv_cache link && $(VENV_OK); } || { \
+		echo "installing the test-only dependencies into .venv (tests/requirements.txt)"; \
+		"$$py" -m tests.support.venv_cache begin && \
+		{ [ -d .venv/schemas/unpacked ] && [ -d .venv/rest ] || rm -rf .venv/* .venv/.[!.]*; } && \
+		{ [ -x .venv/bin/python ] || "$$py" -m venv --without-pip "$$(readlink .venv || echo .venv)"; } && \
 		if [ ! -x .venv/bin/pip ] && pipdir=$$("$$py" -c '$(PIP_DIR)' 2>/dev/null); then \
 			rm -rf .venv/host-pip && mkdir .venv/host-pip && ln -s "$$pipdir" .venv/host-pip/pip && \
 			pip="env PYTHONPATH=$$PWD/.venv/host-pip .venv/bin/python -m pip"; \
@@ -68,7 +76,8 @@ test-deps: check
 		{ schemas & pid=$$!; rest & rest=$$!; first && { $(WARM_UP) || true; }; ok=$$?; \
 			wait $$rest && wait $$pid && [ $$ok = 0 ]; } && \
 		rm -f .venv/lib/python*/site-packages/schemas.pth && \
-		cp tests/requirements.txt .venv/requirements.txt; }
+		cp tests/requirements.txt .venv/requirements.txt && \
+		"$$py" -m tests.support.venv_cache keep; }; }
 
 # The metrics tests run the real Prometheus server and its promtool: Debian's prometheus package
 # (2.42), installed when missing (apt-get, so root or sudo on a Debian-like system).
@@ -161,10 +170,12 @@ bench: check prometheus-deps
 
 # `make test` on fresh clones of HEAD (or REV=...), in units of a fixed CPU workload timed in
 # the same run (tests/bench/suite.py); ROUNDS clones one after the other. AGAINST=BASE measures
-# that commit too, in turns, and prints REV's time as a share of BASE's. Takes as long as the
-# suite, ROUNDS times (twice that with AGAINST): not part of `make bench`.
+# that commit too, in turns, and prints REV's time as a share of BASE's. FRESH_VENV=1 builds each
+# clone's test venv from nothing, as a machine's first clone does. Takes as long as the suite,
+# ROUNDS times (twice that with AGAINST): not part of `make bench`.
 ROUNDS ?= 3
 REV ?= HEAD
 AGAINST ?=
+FRESH_VENV ?=
 bench-suite: check
-	$(PYTHON) -m tests.bench.suite $(REV) --rounds $(ROUNDS)$(if $(AGAINST), --against $(AGAINST))
+	$(PYTHON) -m tests.bench.suite $(REV) --rounds $(ROUNDS)$(if $(AGAINST), --against $(AGAINST))$(if $(FRESH_VENV), --fresh-venv)

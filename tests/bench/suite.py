@@ -2,8 +2,10 @@
 long `make test` takes on a fresh clone, in units of a fixed CPU workload timed in the same run.
 
 Each round clones this checkout at REV (default HEAD: what is committed, not the work tree) into
-a temporary directory, times the reference workload three times, runs `make test` there (a
-fresh .venv included, as CI does), times the reference three times more, and prints the wall
+a temporary directory, times the reference workload three times, runs `make test` there (its
+.venv linked to the machine's kept venv of the same pins, as in CI's clone; with --fresh-venv
+built from an empty venv cache, as on a machine's first clone: tests/support/venv_cache.py),
+times the reference three times more, and prints the wall
 time, the CPU of everything `make test` ran, the median reference and the ratio of the two:
 
     units = wall time of `make test` / median of the six references
@@ -46,12 +48,12 @@ def timed(argv, **kwargs):
     return wall, cpu, done
 
 
-def round_in(clone):
+def round_in(clone, *, env=None):
     """One round in a fresh clone: (wall, cpu, median reference, the suite's summary line, rc)."""
     refs = [timed(REFERENCE)[0] for _ in range(REFERENCES)]
     wall, cpu, done = timed(["make", "--no-print-directory", "test"], cwd=clone, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=env)
     refs += [timed(REFERENCE)[0] for _ in range(REFERENCES)]
     # the suite's summary: the last line that is not make's own (`make: *** [...] Error 1`)
     lines = [line for line in done.stdout.splitlines() if line.strip()
@@ -83,6 +85,9 @@ def main(argv=None):
                         help="the commit to measure (default HEAD)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="fresh clones, one after the other (default 3)")
+    parser.add_argument("--fresh-venv", action="store_true",
+                        help="each round builds its test venv from an empty venv cache, as a "
+                             "machine's first clone does (default: the kept venv is linked)")
     parser.add_argument("--against", metavar="BASE",
                         help="a commit measured in the same rounds, in turns with REV; each "
                              "round prints REV's time as a share of BASE's")
@@ -101,29 +106,31 @@ def main(argv=None):
           f" `python3 -c \"{REFERENCE[2]}\"` ({os.cpu_count()} cores, load average"
           f" {os.getloadavg()[0]:.1f})")
     try:
-        return rounds(revs, args.rounds)
+        return rounds(revs, args.rounds, fresh_venv=args.fresh_venv)
     except KeyboardInterrupt:   # ^C between or inside rounds: the clone is removed all the same
         print("bench-suite: interrupted", file=sys.stderr)
         return 130
 
 
-def round_at(rev):
-    """round_in a fresh clone of this checkout at `rev`, removed afterwards."""
+def round_at(rev, *, fresh_venv=False):
+    """round_in a fresh clone of this checkout at `rev`, removed afterwards (with fresh_venv,
+    and an empty venv cache of its own)."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
         clone = os.path.join(tmp, "clone")
         subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
         subprocess.run(["git", "-C", clone, "checkout", "-q", rev], check=True)
-        return round_in(clone)
+        env = {**os.environ, "TRIAGE_TEST_VENV_CACHE": os.path.join(tmp, "venvs")}
+        return round_in(clone, env=env if fresh_venv else None)
 
 
-def rounds(revs, count):
+def rounds(revs, count, *, fresh_venv=False):
     """Run `count` rounds on fresh clones of each of `revs` (one commit, or REV and BASE in
     turns; the same commit twice measures the noise), printing each; 1 when one failed, else 0."""
     units, shares, failed = [[] for _ in revs], [], 0
     for n in range(1, count + 1):
         walls = [None] * len(revs)
         for i in range(len(revs)) if n % 2 else reversed(range(len(revs))):
-            wall, cpu, ref, last, rc = round_at(revs[i])
+            wall, cpu, ref, last, rc = round_at(revs[i], fresh_venv=fresh_venv)
             failed += rc != 0
             walls[i] = wall
             units[i].append(wall / ref)

@@ -112,3 +112,17 @@ def test_a_commit_against_itself_keeps_its_two_runs_apart(tmp_path, monkeypatch,
     assert share and float(share[1]) > 1.5, out   # one run by itself would give 1.00
     assert re.fullmatch(rf"median \d+ units for {rev}, \d+ units for {rev}; {rev} took "
                         rf"\d+\.\d\d of {rev}'s time over 1 round\(s\)", out[-1])
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_fresh_venv_gives_each_round_an_empty_venv_cache_of_its_own(tmp_path, monkeypatch, capsys,
+                                                                    fresh):
+    measured_repo(tmp_path, monkeypatch,
+                  "test:\n\t@echo \"cache=$${TRIAGE_TEST_VENV_CACHE-unset} 1 passed\"\n")
+    monkeypatch.delenv("TRIAGE_TEST_VENV_CACHE", raising=False)
+    assert suite.main(["HEAD", "--rounds", "2"] + ["--fresh-venv"] * fresh) == 0
+    caches = re.findall(r"cache=(\S+) 1 passed", capsys.readouterr().out)
+    if fresh:
+        assert len(set(caches)) == 2 and all(c.endswith("/venvs") for c in caches)
+    else:
+        assert caches == ["unset", "unset"]

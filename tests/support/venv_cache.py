@@ -1,0 +1,136 @@
+"""The test venv kept once per machine, not once per checkout: `make test-deps` links `.venv` to a
+venv in a cache directory that holds the same pins, and builds one there only when none does.
+
+    python3 -m tests.support.venv_cache link    # .venv -> the cached venv for these pins; 1 if none
+    python3 -m tests.support.venv_cache begin   # .venv -> a new, empty build directory in the cache
+    python3 -m tests.support.venv_cache keep    # that build becomes the cached venv for these pins
+
+Every fresh clone (CI's, `make bench-suite`'s, a second worktree) otherwise installs the same
+pinned wheels again: about 2.5 s of its `make test` and 4 s of CPU on a 2-core machine
+(docs/development.md has the figures). A venv is keyed by what decides its contents, the bytes
+of tests/requirements.txt, the interpreter that runs this module (the one the venv is made
+from: its path and version) and LAYOUT, the version of the Makefile's recipe; pip's own wheel
+cache is what the first build on a machine reads, as before.
+
+A build happens in a directory of its own (`build-*`) that `.venv` points to while the Makefile's
+recipe installs through `.venv/...` as it always has; `keep` renames it to its key only once
+the recipe has finished, so a key's directory is always a whole venv, and two builds of one key
+at once both finish: the second finds the first's and links to that. Paths inside a venv made
+with `--without-pip` are relative (bin/python is a link to the base interpreter, site
+directories are found from sys.prefix), so the rename moves nothing that matters. The cache
+keeps the KEEP venvs linked most recently and build directories younger than STALE_BUILD_S
+(an interrupted build's is removed after that); a checkout whose venv was removed from the cache
+gets it back at its next `make test-deps`.
+
+TRIAGE_TEST_VENV_CACHE names the cache directory (default: $XDG_CACHE_HOME or ~/.cache, then
+triage-agent/test-venvs); set to nothing, the venv is built in the checkout as before (`link`
+answers 1, `begin` and `keep` leave `.venv` alone). A `.venv` that is a directory of its own
+(made before this, or with the cache off) is kept while it is whole: the Makefile asks this
+module only when `.venv` does not hold the pins.
+"""
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = "tests/requirements.txt"
+LAYOUT = "1: venv --without-pip, rest/ by pip --target, schemas/unpacked"
+KEEP = 4
+STALE_BUILD_S = 3600
+
+
+def cache_dir(environ=os.environ):
+    """The cache directory, or None when TRIAGE_TEST_VENV_CACHE is set to nothing."""
+    if "TRIAGE_TEST_VENV_CACHE" in environ:
+        named = environ["TRIAGE_TEST_VENV_CACHE"]
+        return Path(named).resolve() if named else None
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "triage-agent" / "test-venvs"
+
+
+def key(requirements, *, executable=sys.executable, version=sys.version):
+    """The name of the cached venv for these pins (bytes), made from this interpreter."""
+    digest = hashlib.sha256()
+    for part in (requirements, os.path.realpath(executable).encode(), version.encode(),
+                 LAYOUT.encode()):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return "venv-" + digest.hexdigest()[:20]
+
+
+def point(venv, target):
+    """Make `venv` (a checkout's .venv) a link to `target`, replacing whatever it was."""
+    if venv.is_symlink() or venv.is_file():
+        venv.unlink()
+    elif venv.exists():
+        shutil.rmtree(venv)
+    venv.symlink_to(target, target_is_directory=True)
+
+
+def link(checkout, cache):
+    """.venv -> the cache's venv for the checkout's pins: True, or False when there is none."""
+    if cache is None:
+        return False
+    found = cache / key((checkout / REQUIREMENTS).read_bytes())
+    if not found.is_dir():
+        return False
+    os.utime(found)   # recently used: prune() keeps it
+    point(checkout / ".venv", found)
+    return True
+
+
+def begin(checkout, cache):
+    """.venv -> a new, empty build directory in the cache (nothing without a cache)."""
+    if cache is None:
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    prune(cache)
+    point(checkout / ".venv", tempfile.mkdtemp(prefix="build-", dir=cache))
+
+
+def keep(checkout, cache):
+    """The finished build .venv points to becomes the cached venv of the checkout's pins, and
+    .venv links to that (another build's, if one of the same pins finished first)."""
+    venv = checkout / ".venv"
+    if cache is None or not venv.is_symlink():
+        return
+    build = Path(os.readlink(venv))
+    final = cache / key((checkout / REQUIREMENTS).read_bytes())
+    try:
+        build.rename(final)
+    except OSError:   # another build of these pins finished first: use that one
+        if not final.is_dir():
+            raise
+        shutil.rmtree(build, ignore_errors=True)
+    point(venv, final)
+    prune(cache, keep_also=final)
+
+
+def prune(cache, *, keep_also=None, now=None):
+    """Remove all but the KEEP venvs used last, and builds older than STALE_BUILD_S."""
+    now = time.time() if now is None else now
+    venvs = sorted((p for p in cache.glob("venv-*") if p != keep_also),
+                   key=lambda p: p.stat().st_mtime, reverse=True)
+    old = venvs[KEEP - (keep_also is not None):]
+    old += [p for p in cache.glob("build-*") if now - p.stat().st_mtime > STALE_BUILD_S]
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def main(argv=None, *, checkout=ROOT, environ=os.environ):
+    """The Makefile's entry: link (exit 1 when there is no cached venv), begin, keep."""
+    argv = sys.argv[1:] if argv is None else argv
+    verbs = {"link": link, "begin": begin, "keep": keep}
+    if len(argv) != 1 or argv[0] not in verbs:
+        print("usage: python3 -m tests.support.venv_cache link|begin|keep", file=sys.stderr)
+        return 2
+    done = verbs[argv[0]](Path(checkout), cache_dir(environ))
+    return 1 if done is False else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
