@@ -146,3 +146,14 @@ def test_make_test_deps_links_a_fresh_checkout_to_the_kept_venv_and_installs_not
     assert done.returncode == 0, done.stderr
     assert "installing" not in done.stdout + done.stderr
     assert (tree / ".venv").resolve() == kept
+
+
+def test_a_kept_venv_that_is_not_whole_is_built_again(tmp_path):
+    cache, tree = tmp_path / "cache", checkout(tmp_path / "a")
+    build(tree, cache, contents="first")
+    kept = cache / venv_cache.key(PINS)
+    (kept / "made").unlink()   # the Makefile found it lacking
+    (kept / "left-over").write_text("")
+    build(tree, cache, contents="again")
+    assert (tree / ".venv" / "made").read_text() == "again"
+    assert not list(cache.glob("build-*"))

@@ -84,10 +84,13 @@ def link(checkout, cache):
 
 
 def begin(checkout, cache):
-    """.venv -> a new, empty build directory in the cache (nothing without a cache)."""
+    """.venv -> a new, empty build directory in the cache (nothing without a cache). A venv kept
+    for these pins that is there all the same is not whole (else the Makefile had linked it and
+    stopped): it goes, so that this build can take its place."""
     if cache is None:
         return
     cache.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(cache / key((checkout / REQUIREMENTS).read_bytes()), ignore_errors=True)
     prune(cache)
     point(checkout / ".venv", tempfile.mkdtemp(prefix="build-", dir=cache))
 
