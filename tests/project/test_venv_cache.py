@@ -123,6 +123,15 @@ def test_with_the_cache_off_the_checkout_keeps_its_own_venv(tmp_path):
     assert (tree / ".venv").is_dir() and not (tree / ".venv").is_symlink()
 
 
+def test_with_the_cache_off_a_build_never_writes_into_a_kept_venv(tmp_path):
+    cache, tree = tmp_path / "cache", checkout(tmp_path / "a")
+    build(tree, cache)
+    (tree / REQUIREMENTS).write_bytes(PINS + b"PyYAML==6.0.3\n")   # new pins, built in place
+    assert main(["begin"], checkout=tree, environ={"TRIAGE_TEST_VENV_CACHE": ""}) == 0
+    assert not (tree / ".venv").exists()
+    assert (cache / venv_cache.key(PINS) / "made").read_text() == "whole"
+
+
 def test_a_wrong_verb_is_a_usage_error(tmp_path, capsys):
     assert main(["clean"], checkout=tmp_path, environ={}) == 2
     assert "link|begin|keep" in capsys.readouterr().err
@@ -157,3 +166,14 @@ def test_a_kept_venv_that_is_not_whole_is_built_again(tmp_path):
     build(tree, cache, contents="again")
     assert (tree / ".venv" / "made").read_text() == "again"
     assert not list(cache.glob("build-*"))
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_build_in_the_checkout(tmp_path, capsys):
+    tree = checkout(tmp_path / "a")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert run("begin", tree, blocked / "cache") == 0
+    assert not (tree / ".venv").exists()   # the Makefile's recipe makes it, in the checkout
+    assert "cannot be written" in capsys.readouterr().err
+    (tree / ".venv").mkdir()
+    assert run("keep", tree, blocked / "cache") == 0 and not (tree / ".venv").is_symlink()

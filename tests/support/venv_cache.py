@@ -24,7 +24,8 @@ gets it back at its next `make test-deps`.
 
 TRIAGE_TEST_VENV_CACHE names the cache directory (default: $XDG_CACHE_HOME or ~/.cache, then
 triage-agent/test-venvs); set to nothing, the venv is built in the checkout as before (`link`
-answers 1, `begin` and `keep` leave `.venv` alone). A `.venv` that is a directory of its own
+answers 1, `begin` and `keep` leave `.venv` alone), and so it is where the cache cannot be
+written (`begin` says so on stderr). A `.venv` that is a directory of its own
 (made before this, or with the cache off) is kept while it is whole: the Makefile asks this
 module only when `.venv` does not hold the pins.
 """
@@ -84,15 +85,25 @@ def link(checkout, cache):
 
 
 def begin(checkout, cache):
-    """.venv -> a new, empty build directory in the cache (nothing without a cache). A venv kept
-    for these pins that is there all the same is not whole (else the Makefile had linked it and
-    stopped): it goes, so that this build can take its place."""
+    """.venv -> a new, empty build directory in the cache. A venv kept for these pins that is
+    there all the same is not whole (else the Makefile had linked it and stopped): it goes, so
+    that this build can take its place. Without a cache, .venv is left to the Makefile to build
+    in the checkout; a link (into a cache) is removed first, since other checkouts may use the
+    venv it names."""
+    if (checkout / ".venv").is_symlink():
+        (checkout / ".venv").unlink()
     if cache is None:
         return
-    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        build = tempfile.mkdtemp(prefix="build-", dir=cache)
+    except OSError as exc:   # a home one cannot write to: the checkout's own .venv, as before
+        print(f"venv_cache: {cache} cannot be written ({exc.strerror}): building .venv in the"
+              " checkout", file=sys.stderr)
+        return
     shutil.rmtree(cache / key((checkout / REQUIREMENTS).read_bytes()), ignore_errors=True)
     prune(cache)
-    point(checkout / ".venv", tempfile.mkdtemp(prefix="build-", dir=cache))
+    point(checkout / ".venv", build)
 
 
 def keep(checkout, cache):
