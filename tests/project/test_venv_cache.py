@@ -177,3 +177,12 @@ def test_a_cache_that_cannot_be_written_leaves_the_build_in_the_checkout(tmp_pat
     assert "cannot be written" in capsys.readouterr().err
     (tree / ".venv").mkdir()
     assert run("keep", tree, blocked / "cache") == 0 and not (tree / ".venv").is_symlink()
+
+
+def test_a_build_that_is_gone_by_keep_is_one_line_and_exit_1(tmp_path, capsys):
+    cache, tree = tmp_path / "cache", checkout(tmp_path / "a")
+    run("begin", tree, cache)
+    shutil.rmtree((tree / ".venv").resolve())
+    assert run("keep", tree, cache) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("venv_cache keep: ") and "Traceback" not in err
