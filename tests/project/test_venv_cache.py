@@ -154,6 +154,7 @@ def test_make_test_deps_links_a_fresh_checkout_to_the_kept_venv_and_installs_not
                           env={**os.environ, "TRIAGE_TEST_VENV_CACHE": str(cache)})
     assert done.returncode == 0, done.stderr
     assert "installing" not in done.stdout + done.stderr
+    assert f"using the test venv kept for these pins: .venv -> {kept}" in done.stdout
     assert (tree / ".venv").resolve() == kept
 
 

@@ -86,6 +86,7 @@ def link(checkout, cache):
         return False
     os.utime(found)   # recently used: prune() keeps it
     point(checkout / ".venv", found)
+    print(f"using the test venv kept for these pins: .venv -> {found}")
     return True
 
 
