@@ -7,10 +7,11 @@ venv in a cache directory that holds the same pins, and builds one there only wh
 
 Every fresh clone (CI's, `make bench-suite`'s, a second worktree) otherwise installs the same
 pinned wheels again: `make test-deps` took 3.41 s there (5.9 s of CPU) where a link takes 0.20 s,
-and fresh-clone `make test` 0.88 of its time before (docs/development.md has the figures). A venv is keyed by what decides its contents, the bytes
-of tests/requirements.txt, the interpreter that runs this module (the one the venv is made
-from: its path and version) and LAYOUT, the version of the Makefile's recipe; pip's own wheel
-cache is what the first build on a machine reads, as before.
+and fresh-clone `make test` took 0.88 of its time before (docs/development.md has the figures).
+A venv is keyed by what decides its contents, the bytes of tests/requirements.txt, the
+interpreter that runs this module (the one the venv is made from: its path and version) and
+LAYOUT, the version of the Makefile's recipe; pip's own wheel cache is what the first build on a
+machine reads, as before.
 
 A build happens in a directory of its own (`build-*`) that `.venv` points to while the Makefile's
 recipe installs through `.venv/...` as it always has; `keep` renames it to its key only once
@@ -24,8 +25,9 @@ gets it back at its next `make test-deps`.
 
 TRIAGE_TEST_VENV_CACHE names the cache directory (default: $XDG_CACHE_HOME or ~/.cache, then
 triage-agent/test-venvs); set to nothing, the venv is built in the checkout as before (`link`
-answers 1, `begin` and `keep` leave `.venv` alone), and so it is where the cache cannot be
-written (`begin` says so on stderr). A `.venv` that is a directory of its own
+answers 1, `keep` leaves `.venv` alone, `begin` only removes a link `.venv` may be, so that no
+build writes into a venv other checkouts use), and so it is where the cache cannot be written
+(`begin` says so on stderr). A `.venv` that is a directory of its own
 (made before this, or with the cache off) is kept while it is whole: the Makefile asks this
 module only when `.venv` does not hold the pins.
 """
