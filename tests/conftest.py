@@ -25,18 +25,19 @@ these to the server, and the server to its kubectl proxy.
 `serve` starts an MCP server per call; `shared_serve` (same arguments) starts one per (cluster,
 flags, namespaces) per test module, over the shared_sim simulators, and hands every test that asks
 for the same a live one, for the tests that only read. Such a test sees the simulator through a
-SimView (its own requests only); after each test the server must still answer a ping with nothing else pending (a test that
-breaks it fails, and the next one gets a fresh server), and at the module's end each shared
-server must exit 0 at end of input. A test that writes, ends or signals the server, reads its
-stderr, or counts something the server keeps between calls gets a server of its own (`serve`).
+SimView (its own requests only); after each test the server must still answer a ping with nothing
+else pending (a test that breaks it fails, and the next one gets a fresh server), and at the
+module's end each shared server must exit 0 at end of input. A test that writes, ends or signals
+the server, reads its stderr, or counts something the server keeps between calls gets a server of
+its own (`serve`).
 
 `prometheus_servers` (tests/support/prometheus.py) starts real Prometheus servers over series a
 test describes, one per name per session.
 
 The per-test time limit (a test over a few seconds is listed at the end unless marked slow; with
 TRIAGE_TEST_MAX_SECONDS it fails) is the plugin in tests/support/time_limit.py, whose hooks are
-imported here. So is tests/support/random_order.py's: the tests run in a random order
-(pytest-randomly), and a run that failed names its seed at the end.
+imported here; it also runs the tests marked slow first. So is tests/support/random_order.py's: the
+tests run in a random order (pytest-randomly), and a run that failed names its seed at the end.
 
 Every pytest process (the xdist workers too) runs Python's cyclic garbage collector less often
 than the default (thresholds 50,000/50/50, not 700/10/10): the tests that work in-process build
@@ -72,7 +73,8 @@ from tests.support.prometheus import prometheus_servers  # noqa: F401 (session f
 from tests.support.server_support import ServerProcess, SimView
 from tests.support import server_thread, time_limit
 from tests.support.random_order import pytest_terminal_summary  # noqa: F401 (hook)
-from tests.support.time_limit import pytest_runtest_makereport  # noqa: F401 (hook)
+from tests.support.time_limit import (  # noqa: F401 (hooks)
+    pytest_collection_modifyitems, pytest_runtest_makereport)
 
 GC_THRESHOLDS = (50_000, 50, 50)
 GC_AT_END = 1  # collections at the end of a pytest process (see the module docstring)

@@ -1,7 +1,7 @@
 """The per-test time limit (tests/support/time_limit.py) fires: a real pytest run over a generated file,
 in one process and in a pytest-xdist worker (as `make test` runs the suite). By default a test over
 the limit is listed at the end and stays passed; with TRIAGE_TEST_MAX_SECONDS it fails; and without
-it, a machine busier than its cores stretches the limit.
+it, a machine busier than its cores stretches the limit. The tests marked slow run first.
 
 Each generated test that is meant to be over the limit waits 0.1 s on purpose, against a limit of
 0.05 s: set through TRIAGE_TEST_MAX_SECONDS, or for the default, by a conftest.py beside the
@@ -131,6 +131,10 @@ def test_zero_turns_the_limit_off(tmp_path):
         "test_over_the_limit_in_setup": "PASSED", "test_marked_slow": "PASSED",
         "test_failing_on_its_own": "FAILED"}
     assert "over the time limit" not in done.stdout
+    # The test marked slow ran first, the rest in the file's order (-rA lists them as they ran).
+    assert list(outcomes(done.stdout)) == [
+        "test_marked_slow", "test_quick", "test_over_the_limit", "test_over_the_limit_in_setup",
+        "test_failing_on_its_own"], done.stdout
 
 
 def test_a_bad_limit_stops_the_run_with_a_clear_error(tmp_path):

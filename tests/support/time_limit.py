@@ -11,6 +11,11 @@ busier than its cores (by the 1-minute load average per core).
 
 TRIAGE_TEST_MAX_SECONDS=N makes the limit strict: a passing test over N seconds fails, with its
 time and the limit (for hunting waits on a quiet machine); 0 turns the check off.
+
+The tests marked slow run first, in the order the run drew for them (pytest-randomly's): under
+xdist, one dealt out last kept the other workers idle while it ran (the 4 s of the CLI's MCP
+close sequence, tests/agent/cli/test_signals.py, left both cores idle for 3.7 s at the end of a
+30 s run), where at the start its waits overlap the rest of the suite.
 tests/conftest.py loads this plugin.
 """
 
@@ -56,6 +61,12 @@ def pytest_configure(config):
                    f"the per-test time limit ({ENV}, default {TIME_LIMIT:g} s)")
     config.stash[_FIXED] = fixed_limit()  # read once, so a bad value stops the run at start
     config.pluginmanager.register(_Listing(), "time_limit_listing")
+
+
+@pytest.hookimpl(trylast=True)   # after pytest-randomly's shuffle
+def pytest_collection_modifyitems(items):
+    """The tests marked slow first (see the module docstring), each part in its drawn order."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.hookimpl(hookwrapper=True)
