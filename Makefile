@@ -88,8 +88,9 @@ prometheus-deps:
 
 # The suite across the machine's cores (pytest-xdist), ending in pytest's one summary line;
 # `.venv/bin/python -m pytest` alone runs it in one process. Two workers more than the cores
-# (TEST_WORKERS): a worker waiting on a child it started (an interpreter, kubectl, Prometheus
-# getting ready) leaves its core to a spare one (docs/development.md has the figures). The run
+# (TEST_WORKERS; `auto` is that count, tests/conftest.py): a worker waiting on a child it started
+# (an interpreter, kubectl, Prometheus getting ready) leaves its core to a spare one
+# (docs/development.md has the figures). The run
 # lets Python cache bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE):
 # the suite starts hundreds of interpreters (CLI, server, simulator), each of which would
 # compile the project's modules again.
@@ -97,7 +98,7 @@ prometheus-deps:
 # once) first compile the modules and rewrite the test modules' asserts: else every worker does
 # all of it at its start (about 4.7 s of CPU each against 1.2 s). What they print is not kept:
 # the run itself reports any error of collection.
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 2 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 2)' 2>/dev/null || echo auto)
+TEST_WORKERS ?= auto
 COLLECT = PYTHONDONTWRITEBYTECODE= PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider --collect-only -q
 WARM_UP = { ls tests/agent/__pycache__/*-pytest-*.pyc >/dev/null 2>&1 || { \
 	$(COLLECT) tests/agent >/dev/null 2>&1 & agent=$$!; \

@@ -93,6 +93,17 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(optionalhook=True)   # a hook of pytest-xdist's, which a run may leave out
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (make test's TEST_WORKERS): two workers more than the cores this process may run
+    on, so a worker waiting on a child it started leaves its core to a spare one; a count in
+    PYTEST_XDIST_AUTO_NUM_WORKERS is left to pytest-xdist, which reads it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 2
+
+
 @pytest.fixture(scope="session", autouse=True)
 def kubectl_cache_in_temp_dir(tmp_path_factory):
     """KUBECACHEDIR -> a session temp dir for every kubectl the tests start, directly or not."""

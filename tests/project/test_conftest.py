@@ -4,7 +4,8 @@ itself was started with SIGINT ignored (in the background of a non-interactive s
 pytest process run less often, and collect once at the end, which still reports what a
 finalizer raised. And its shared_sim, the simulators read-only
 tests share, refuses to hand out one that a test wrote to, and replaces it; a SimView of one
-shows a test its own requests, or says the bounded log has dropped some."""
+shows a test its own requests, or says the bounded log has dropped some. `-n auto` (make test)
+is two xdist workers more than the cores."""
 
 import collections
 import gc
@@ -40,6 +41,18 @@ def test_a_suite_started_with_sigint_ignored_gives_it_back():
                           cwd=ROOT, env=env, preexec_fn=ignore_sigint, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_auto_is_two_workers_more_than_the_cores_unless_the_environment_names_a_count(
+        request, monkeypatch):
+    if not request.config.pluginmanager.hasplugin("xdist"):
+        pytest.skip("pytest-xdist is not loaded in this run (-p no:xdist)")
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    # the hook as pytest-xdist calls it for `-n auto`: this conftest's answer comes first
+    assert request.config.hook.pytest_xdist_auto_num_workers(config=request.config) == \
+        len(os.sched_getaffinity(0)) + 2
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert request.config.hook.pytest_xdist_auto_num_workers(config=request.config) == 3
 
 
 def test_the_test_process_collects_garbage_less_often():
