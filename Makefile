@@ -90,10 +90,9 @@ prometheus-deps:
 # `.venv/bin/python -m pytest` alone runs it in one process. Two workers more than the cores
 # (TEST_WORKERS; `auto` is that count, tests/conftest.py): a worker waiting on a child it started
 # (an interpreter, kubectl, Prometheus getting ready) leaves its core to a spare one
-# (docs/development.md has the figures). The run
-# lets Python cache bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE):
-# the suite starts hundreds of interpreters (CLI, server, simulator), each of which would
-# compile the project's modules again.
+# (docs/development.md has the figures). The run lets Python cache bytecode even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts hundreds of interpreters
+# (CLI, server, simulator), each of which would compile the project's modules again.
 # In a fresh checkout, where nothing is cached yet, two collections (half of tests/ each, at
 # once) first compile the modules and rewrite the test modules' asserts: else every worker does
 # all of it at its start (about 4.7 s of CPU each against 1.2 s). What they print is not kept:
