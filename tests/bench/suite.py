@@ -10,7 +10,9 @@ time, the CPU of everything `make test` ran, the median reference and the ratio 
 
     units = wall time of `make test` / median of the six references
 
-The reference is `python3 -c "sum(i*i for i in range(3_000_000))"`, pure interpreter work: it
+The reference is `python3 -c "sum(i*i for i in range(3_000_000))"` run by the interpreter that
+runs this module, named in the first line printed (not `python3` looked up on PATH, which may be a
+version manager's shim: pyenv's adds about 0.05 s to each run), pure interpreter work: it
 does not see what starting processes costs on a machine, which is most of the suite's CPU
 (docs/development.md has the accounting), so the units move between machines of one kind, and
 on a noisy machine from one round to the next; compare rounds of one run. Not part of
@@ -103,8 +105,8 @@ def main(argv=None):
         revs.append(rev)
     interrupts_as_usual()
     print(f"# make test on fresh clones of {' and '.join(revs)}, in units of"
-          f" `python3 -c \"{REFERENCE[2]}\"` ({os.cpu_count()} cores, load average"
-          f" {os.getloadavg()[0]:.1f})")
+          f" `python3 -c \"{REFERENCE[2]}\"` run by {sys.executable} ({os.cpu_count()} cores,"
+          f" load average {os.getloadavg()[0]:.1f})")
     try:
         return rounds(revs, args.rounds, fresh_venv=args.fresh_venv)
     except KeyboardInterrupt:   # ^C between or inside rounds: the clone is removed all the same
