@@ -76,6 +76,9 @@ from tests.support.random_order import pytest_terminal_summary  # noqa: F401 (ho
 from tests.support.time_limit import (  # noqa: F401 (hooks)
     pytest_collection_modifyitems, pytest_runtest_makereport)
 
+# pytest's own plugin for running pytest inside a test (tests/project: the suite's plugins)
+pytest_plugins = ("pytester",)
+
 GC_THRESHOLDS = (50_000, 50, 50)
 GC_AT_END = 1  # collections at the end of a pytest process (see the module docstring)
 

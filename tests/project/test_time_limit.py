@@ -6,11 +6,14 @@ it, a machine busier than its cores stretches the limit. The tests marked slow r
 Each generated test that is meant to be over the limit waits 0.1 s on purpose, against a limit of
 0.05 s: set through TRIAGE_TEST_MAX_SECONDS, or for the default, by a conftest.py beside the
 generated file that lowers TIME_LIMIT (and holds the load factor at 1, which has its own test).
+
+The one-process runs are pytest's own in this process (the pytester plugin's runpytest_inprocess:
+a new config, plugin manager and session; no interpreter to start, about 0.19 s of CPU a run);
+what the conftest changes in the shared time_limit module is put back after each. The xdist runs
+are processes (a controller and its worker), as `make test` runs.
 """
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -53,19 +56,35 @@ time_limit.load_factor = lambda: 1.0
 '''
 
 
-def run_pytest(tmp_path, limit, *options):
-    """pytest over GENERATED; limit is TRIAGE_TEST_MAX_SECONDS, or None for the default mode."""
-    (tmp_path / "test_generated.py").write_text(GENERATED)
-    # No plugin autoload: only the plugins named here matter; another installed one costs time.
-    env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    env.pop(ENV, None)
+class Done:
+    """A pytester run as the tests read it: returncode, stdout, stderr."""
+
+    def __init__(self, result):
+        self.returncode = int(result.ret)
+        self.stdout, self.stderr = result.stdout.str(), result.stderr.str()
+
+
+def run_pytest(pytester, limit, *options):
+    """pytest over GENERATED; limit is TRIAGE_TEST_MAX_SECONDS, or None for the default mode. In
+    this process, unless `options` start xdist (see the module's docstring)."""
+    pytester.makepyfile(test_generated=GENERATED)
     if limit is None:
-        (tmp_path / "conftest.py").write_text(LOWER_DEFAULT)
-    else:
-        env[ENV] = limit
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.support.time_limit", "-p",
-                           "no:cacheprovider", *options, "-rA", "-q", "test_generated.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        pytester.makeconftest(LOWER_DEFAULT)
+    args = ("-p", "tests.support.time_limit", "-p", "no:cacheprovider", *options, "-rA", "-q",
+            "test_generated.py")
+    with pytest.MonkeyPatch.context() as patch:
+        # No plugin autoload: only the plugins named here matter; another installed one costs time.
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        patch.setenv("PYTHONPATH", ROOT)
+        if limit is None:
+            patch.delenv(ENV, raising=False)
+        else:
+            patch.setenv(ENV, limit)
+        for name in ("TIME_LIMIT", "load_factor"):   # LOWER_DEFAULT sets them in this process too
+            patch.setattr(time_limit, name, getattr(time_limit, name))
+        if "-n" in options:
+            return Done(pytester.runpytest_subprocess(*args, timeout=60))
+        return Done(pytester.runpytest_inprocess(*args))
 
 
 def outcomes(stdout):
@@ -87,8 +106,8 @@ WORKERS = [
 
 
 @pytest.mark.parametrize("workers", WORKERS)
-def test_a_test_over_a_strict_limit_fails_unless_marked_slow(tmp_path, workers):
-    done = run_pytest(tmp_path, "0.05", *workers)
+def test_a_test_over_a_strict_limit_fails_unless_marked_slow(pytester, workers):
+    done = run_pytest(pytester, "0.05", *workers)
     assert done.returncode == 1, done.stdout + done.stderr
     assert ("[gw" in done.stdout) is bool(workers)  # xdist's workers report as gw0, gw1
     assert outcomes(done.stdout) == {
@@ -102,8 +121,8 @@ def test_a_test_over_a_strict_limit_fails_unless_marked_slow(tmp_path, workers):
 
 
 @pytest.mark.parametrize("workers", WORKERS)
-def test_by_default_a_test_over_the_limit_is_listed_and_stays_passed(tmp_path, workers):
-    done = run_pytest(tmp_path, None, *workers)
+def test_by_default_a_test_over_the_limit_is_listed_and_stays_passed(pytester, workers):
+    done = run_pytest(pytester, None, *workers)
     assert done.returncode == 1, done.stdout + done.stderr  # test_failing_on_its_own only
     assert ("[gw" in done.stdout) is bool(workers)
     assert outcomes(done.stdout) == {
@@ -118,14 +137,14 @@ def test_by_default_a_test_over_the_limit_is_listed_and_stays_passed(tmp_path, w
     assert f"{ENV}=SECONDS makes the limit strict" in section
 
 
-def test_nothing_is_listed_when_every_test_is_quick(tmp_path):
-    done = run_pytest(tmp_path, None, "-k", "quick or failing")
+def test_nothing_is_listed_when_every_test_is_quick(pytester):
+    done = run_pytest(pytester, None, "-k", "quick or failing")
     assert outcomes(done.stdout) == {"test_quick": "PASSED", "test_failing_on_its_own": "FAILED"}
     assert "over the time limit" not in done.stdout
 
 
-def test_zero_turns_the_limit_off(tmp_path):
-    done = run_pytest(tmp_path, "0")
+def test_zero_turns_the_limit_off(pytester):
+    done = run_pytest(pytester, "0")
     assert outcomes(done.stdout) == {
         "test_quick": "PASSED", "test_over_the_limit": "PASSED",
         "test_over_the_limit_in_setup": "PASSED", "test_marked_slow": "PASSED",
@@ -137,8 +156,8 @@ def test_zero_turns_the_limit_off(tmp_path):
         "test_failing_on_its_own"], done.stdout
 
 
-def test_a_bad_limit_stops_the_run_with_a_clear_error(tmp_path):
-    done = run_pytest(tmp_path, "soon")
+def test_a_bad_limit_stops_the_run_with_a_clear_error(pytester):
+    done = run_pytest(pytester, "soon")
     assert done.returncode == 4 and "Traceback" not in done.stderr
     assert f"{ENV}='soon': expected a number of seconds" in done.stderr
     assert "passed" not in done.stdout
