@@ -16,10 +16,16 @@ from tests.bench import suite
 MAKEFILE = "test:\n\t@echo collecting\n\t@echo '3 passed in 0.01s'\n\t@exit $(CODE)\n"
 
 
+def cheap_reference(monkeypatch):
+    """The reference a no-op, timed once before `make test` and once after (not three times)."""
+    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(suite, "REFERENCES", 1)
+
+
 @pytest.mark.parametrize("code", [0, 1])
 def test_a_round_reports_the_last_line_and_the_exit_of_make_test(tmp_path, monkeypatch, code):
     (tmp_path / "Makefile").write_text(MAKEFILE.replace("$(CODE)", str(code)))
-    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    cheap_reference(monkeypatch)
     wall, cpu, ref, last, rc = suite.round_in(tmp_path)
     assert (last, rc != 0) == ("3 passed in 0.01s", bool(code))
     assert wall > 0 and ref > 0 and cpu >= 0
@@ -45,7 +51,7 @@ def git(repo, *args):
 
 def measured_repo(tmp_path, monkeypatch, *makefiles):
     """A git repository with one commit per Makefile text, made the checkout bench-suite
-    clones (and its reference a no-op); the commits' short hashes, oldest first."""
+    clones (and its reference a cheap no-op); the commits' short hashes, oldest first."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -56,7 +62,7 @@ def measured_repo(tmp_path, monkeypatch, *makefiles):
         git(repo, "commit", "-q", "-m", f"commit {len(revs)}")
         revs.append(git(repo, "rev-parse", "--short", "HEAD"))
     monkeypatch.setattr(suite, "ROOT", str(repo))
-    monkeypatch.setattr(suite, "REFERENCE", [sys.executable, "-c", "pass"])
+    cheap_reference(monkeypatch)
     return revs
 
 
