@@ -40,11 +40,10 @@ def test_default_deny_and_the_refused_clients_of_payments(shared_serve):
     assert sim.journal_entries() == []
 
 
-def test_a_namespace_without_policies_says_so(serve):
-    server, _ = serve("healthy")
+def test_a_namespace_without_policies_says_so(shared_serve):
+    server, _ = shared_serve("healthy")   # its exit code at end of input: the fixture's check
     text, is_error = server.call("get_network_policies", {"namespace": "prod"})
     assert not is_error and text.startswith("no NetworkPolicies in namespace prod: no pod here is isolated")
-    assert server.close() == 0
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "default", "staging"])

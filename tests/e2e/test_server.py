@@ -110,8 +110,8 @@ def test_planted_failure_is_visible(shared_serve, cluster, app, pod_fact, tool, 
     assert sim.journal_entries() == []
 
 
-def test_healthy_cluster_reports_nothing_wrong(serve):
-    server, _ = serve("healthy")
+def test_healthy_cluster_reports_nothing_wrong(shared_serve):
+    server, _ = shared_serve("healthy")
     for namespace in ("default", "prod"):
         assert " 0 not healthy" in ok(server, "get_pods", {"namespace": namespace}).splitlines()[0]
 
@@ -130,8 +130,8 @@ def test_injection_logs_are_data_inside_a_frame(serve):
                for verb, path in reads(sim))
 
 
-def test_large_namespace_stays_bounded(serve):
-    server, _ = serve("large", namespaces="bulk")
+def test_large_namespace_stays_bounded(shared_serve):
+    server, _ = shared_serve("large", namespaces="bulk")
     text = ok(server, "get_pods", {"namespace": "bulk"})
     lines = text.splitlines()
     assert len(lines) <= 200 and len(text.encode()) <= 16 * 1024
