@@ -8,14 +8,10 @@ its server or reads a cluster file of its own starts its own (serve).
 import json
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.cli_here import run_cli_here
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -154,13 +150,16 @@ def test_node_tools_with_credentials_that_cannot_list_pods_cluster_wide(serve, t
     assert "cannot list pods in every namespace (403)" in described
 
 
-def test_the_agent_offers_and_runs_its_own_servers_node_tools():
+def test_the_agent_offers_and_runs_its_own_servers_node_tools(shared_sim):
     """The loop offers get_nodes/describe_node of the server it started itself (no --mcp): the
-    node-notready replay calls get_nodes, and nothing is refused or withheld."""
-    out = subprocess.run([sys.executable, "-m", "fixtures.run_on_sim", "node-notready",
-                          "ledger-writer in prod is down", "--namespaces", "prod", "--replay",
-                          "fixtures/replay/node-notready.json", "--json"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, stdin=subprocess.DEVNULL, start_new_session=True)
+    node-notready replay calls get_nodes, and nothing is refused or withheld. (The CLI runs here,
+    tests/support/cli_here.py, its server in a thread; `make demo`'s process chain is
+    tests/e2e/test_run_on_sim.py's.)"""
+    sim = shared_sim("node-notready")
+    assert sim.prometheus is None   # no --prometheus-url to pass, as run_on_sim would
+    out = run_cli_here(["ledger-writer in prod is down", "--namespaces", "prod", "--replay",
+                        "fixtures/replay/node-notready.json", "--json", "--kubeconfig",
+                        sim.kubeconfig], timeout=120)
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["not_offered"] == [] and outcome["violations"] == []

@@ -6,9 +6,10 @@ against every way out. Nothing planted, and no 16-character piece of it, may com
   on every leaky pod and node and the ConfigMap: no planted piece in any output or in the server's
   stderr, and each place (log line, event, args, node condition, ConfigMap value) shown;
 - get_logs with a tail that cuts a secret's key off: the margin it reads keeps it hidden;
-- the loop, through the real CLI against a third-party-shaped server that returns every row
-  verbatim and a fake Messages API over HTTP: no planted piece in any request body the loop
-  sends, nor in the trace, audit, stdout or stderr."""
+- the loop, through the CLI (in this process: tests/support/cli_here.py) against a
+  third-party-shaped server (a process) that returns every row verbatim and a fake Messages API
+  over HTTP: no planted piece in any request body the loop sends, nor in the trace, audit, stdout
+  or stderr."""
 
 import json
 import os
@@ -23,7 +24,7 @@ from fixtures.kube_sim.scenarios import secrets
 from fixtures.kube_sim.scenarios.planted import pieces
 from mcp_kubectl_server.redact import redact
 from tests.support.fake_messages_api import FakeMessagesApi, response, text, tool_use
-from tests.agent.cli.test_cli import run_cli
+from tests.agent.cli.test_cli import run_cli_here
 from tests.support.server_support import ServerProcess
 from fixtures.kube_sim.sim import start_sim
 
@@ -138,11 +139,11 @@ def test_the_loop_redacts_a_server_that_does_not(tmp_path):
     server = shlex.join([sys.executable, str(K8S), "--log", str(tmp_path / "log"), "--plant",
                          str(plant)])
     with FakeMessagesApi(script) as api:
-        out = run_cli("pods fail", "--namespaces", "prod", "--mcp", server, "--json",
-                      "--trace", str(trace), "--audit-log", str(audit),
-                      env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url,
-                           # the spans carry what the model saw, so they are checked too
-                           "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
+        out = run_cli_here("pods fail", "--namespaces", "prod", "--mcp", server, "--json",
+                           "--trace", str(trace), "--audit-log", str(audit),
+                           env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url,
+                                # the spans carry what the model saw, so they are checked too
+                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"})
     assert out.returncode == 3 and json.loads(out.stdout)["stop"] == "end_turn", out.stderr
     assert "gen_ai.tool.call.result" in trace.read_text()
     bodies = [r["raw"].decode("utf-8") for r in api.requests]
