@@ -14,6 +14,7 @@ are processes (a controller and its worker), as `make test` runs.
 """
 
 import os
+import subprocess
 
 import pytest
 
@@ -56,14 +57,6 @@ time_limit.load_factor = lambda: 1.0
 '''
 
 
-class Done:
-    """A pytester run as the tests read it: returncode, stdout, stderr."""
-
-    def __init__(self, result):
-        self.returncode = int(result.ret)
-        self.stdout, self.stderr = result.stdout.str(), result.stderr.str()
-
-
 def run_pytest(pytester, limit, *options):
     """pytest over GENERATED; limit is TRIAGE_TEST_MAX_SECONDS, or None for the default mode. In
     this process, unless `options` start xdist (see the module's docstring)."""
@@ -83,8 +76,12 @@ def run_pytest(pytester, limit, *options):
         for name in ("TIME_LIMIT", "load_factor"):   # LOWER_DEFAULT sets them in this process too
             patch.setattr(time_limit, name, getattr(time_limit, name))
         if "-n" in options:
-            return Done(pytester.runpytest_subprocess(*args, timeout=60))
-        return Done(pytester.runpytest_inprocess(*args))
+            result = pytester.runpytest_subprocess(*args, timeout=60)
+        else:
+            result = pytester.runpytest_inprocess(*args)
+    # as subprocess.run gives it, whichever way it ran (the tests read returncode, stdout, stderr)
+    return subprocess.CompletedProcess(args, int(result.ret), result.stdout.str(),
+                                       result.stderr.str())
 
 
 def outcomes(stdout):

@@ -76,10 +76,7 @@ def run_on_pty(argv, answer, timeout=60, env=None):
             break
         screen += chunk
         if not answered and b"Run this command?" in screen:
-            if callable(answer):
-                answer(master)
-            else:
-                os.write(master, answer.encode() + b"\n")
+            type_answer(master, answer)
             answered = True
     status = _wait(pid, deadline)
     stdout = b""
@@ -88,6 +85,14 @@ def run_on_pty(argv, answer, timeout=60, env=None):
     os.close(out_r)
     os.close(master)
     return os.waitstatus_to_exitcode(status), stdout.decode(), screen.decode(errors="replace")
+
+
+def type_answer(master, answer):
+    """At the prompt, on the pty's master: `answer` typed then Enter, or a callable given the fd."""
+    if callable(answer):
+        answer(master)
+    else:
+        os.write(master, answer.encode() + b"\n")
 
 
 def run_here_on_pty(argv, answer, timeout=60):
@@ -108,7 +113,7 @@ def run_here_on_pty(argv, answer, timeout=60):
             shown.extend(chunk)
             if b"Run this command?" in shown and not answered.is_set():
                 answered.set()
-                os.write(master, answer.encode() + b"\n")
+                type_answer(master, answer)
 
     answered = threading.Event()
     reader = threading.Thread(target=operator, daemon=True)
