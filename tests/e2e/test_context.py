@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.support.cli_here import run_cli_here
+from tests.support.cli_here import run_main_here
 from tests.support.fake_messages_api import FakeMessagesApi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,9 +19,9 @@ def requests(sim, *flags):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OTEL_"))}
     with FakeMessagesApi(responses) as api:
         env.update(ANTHROPIC_API_KEY="sk-ant-test-not-a-key", ANTHROPIC_BASE_URL=api.url)
-        out = run_cli_here(["checkout pods keep restarting", "--namespaces", "prod",
-                            "--kubeconfig", sim.kubeconfig, "--json", "--no-preflight",
-                            "--api-profile", "anthropic", *flags], env=env, cwd=ROOT, timeout=120)
+        out = run_main_here(["checkout pods keep restarting", "--namespaces", "prod",
+                             "--kubeconfig", sim.kubeconfig, "--json", "--no-preflight",
+                             "--api-profile", "anthropic", *flags], env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     return [r["raw"] for r in api.requests], json.loads(out.stdout)
 

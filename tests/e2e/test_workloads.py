@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from tests.support.cli_here import run_cli_here
+from tests.support.cli_here import run_main_here
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 
@@ -157,9 +157,9 @@ def test_the_agent_offers_and_runs_its_own_servers_node_tools(shared_sim):
     tests/e2e/test_run_on_sim.py's.)"""
     sim = shared_sim("node-notready")
     assert sim.prometheus is None   # no --prometheus-url to pass, as run_on_sim would
-    out = run_cli_here(["ledger-writer in prod is down", "--namespaces", "prod", "--replay",
-                        "fixtures/replay/node-notready.json", "--json", "--kubeconfig",
-                        sim.kubeconfig], timeout=120)
+    out = run_main_here(["ledger-writer in prod is down", "--namespaces", "prod", "--replay",
+                         "fixtures/replay/node-notready.json", "--json", "--kubeconfig",
+                         sim.kubeconfig], timeout=120)
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["not_offered"] == [] and outcome["violations"] == []

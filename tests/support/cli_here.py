@@ -3,8 +3,11 @@ returns rather than of the process around it (no interpreter to start: about 0.1
 saved a run; the project's MCP server runs in a thread too, tests/support/server_thread.py,
 and the kubectl proxy under it is a real child process either way).
 
-    out = run_cli_here(["SYMPTOM", "--namespaces", "prod", ...], env=ENVIRONMENT, stdin="")
+    out = run_main_here(["SYMPTOM", "--namespaces", "prod", ...], env=ENVIRONMENT, stdin="")
     out.returncode, out.stdout, out.stderr    # as subprocess.run(..., text=True) gives them
+
+The CLI's tests call it through tests/agent/cli/test_cli.py's run_cli_here(*ARGS, env=EXTRA),
+which adds the CLI tests' clean environment (no ANTHROPIC_* or OTEL_* of the developer's).
 
 For the call, and restored after it: os.environ is `env` (the whole environment, as
 subprocess.run's env= is; the MCP server and kubectl inherit it as they would the CLI's), the
@@ -44,8 +47,8 @@ class _Timeout(BaseException):
     """Raised by the timer into the CLI; BaseException, so no `except Exception` keeps it."""
 
 
-def run_cli_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60, entry=None,
-                 server_thread=True):
+def run_main_here(args, *, env=None, stdin="", cwd=ROOT, timeout=60, entry=None,
+                  server_thread=True):
     """triage_agent.cli.main(args) here (or another command's main(argv), `entry`): a
     CompletedProcess with its exit code and output. The project's MCP server runs in a thread
     (tests/support/server_thread.py) unless `server_thread` is False."""

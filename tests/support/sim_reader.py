@@ -12,7 +12,7 @@ a read in a fraction of what a kept-alive HTTP connection costs (sockets, a serv
 sides' header parsing). Tests of the HTTP path go through kubectl (tests/sim, ServerProcess).
 
     with reads_here(sim):   # in-thread servers over sim.kubeconfig read this way too
-        run_cli_here([...])
+        run_main_here([...])
 
 An MCP server in a thread (tests/support/server_thread.py) whose --kubeconfig is that of a
 simulator inside reads_here() gets the same channel instead of a kubectl proxy: for tests of what

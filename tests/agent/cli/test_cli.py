@@ -93,7 +93,7 @@ def run_cli_here(*args, env=None, timeout=60):
     """run_cli's run in this process (tests/support/cli_here.py: what that does not prove)."""
     environ = clean_env()
     environ.update(env or {})
-    return cli_here.run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout)
+    return cli_here.run_main_here(args, env=environ, cwd=ROOT, timeout=timeout)
 
 
 def clean_env():

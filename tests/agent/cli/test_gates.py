@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from tests.support.cli_here import run_cli_here
+from tests.support.cli_here import run_main_here
 from tests.support.fake_messages_api import SMALL_USAGE, response
 from tests.agent.cli.test_cli import ROOT, clean_env
 from triage_agent import ask
@@ -101,6 +101,7 @@ def run_here_on_pty(argv, answer, timeout=60):
     pty showed and then the CLI's stderr."""
     master, slave = os.openpty()
     shown = bytearray()
+    answered = threading.Event()
 
     def operator():   # until the last slave fd is closed: the master's read then fails (EIO)
         while True:
@@ -115,14 +116,13 @@ def run_here_on_pty(argv, answer, timeout=60):
                 answered.set()
                 type_answer(master, answer)
 
-    answered = threading.Event()
     reader = threading.Thread(target=operator, daemon=True)
     reader.start()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ask, "tty_approve", functools.partial(ask.tty_approve,
                                                             tty_path=os.ttyname(slave)))
         try:
-            done = run_cli_here(argv, env=clean_env(), timeout=timeout)
+            done = run_main_here(argv, env=clean_env(), timeout=timeout)
         finally:
             os.close(slave)
             reader.join(timeout)

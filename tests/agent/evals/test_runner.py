@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from fixtures.kube_sim.sim import Simulator
-from tests.support.cli_here import run_cli_here
+from tests.support.cli_here import run_main_here
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
 from tests.support.sim_reader import reads_here
@@ -42,7 +42,7 @@ def run_eval_here(*args, timeout=30):
     (SimulatorHere, cli_here)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     entry = lambda argv: evaluate.main(argv, simulator=SimulatorHere, cli=cli_here)  # noqa: E731
-    return run_cli_here(args, env=environ, cwd=ROOT, timeout=timeout, entry=entry)
+    return run_main_here(args, env=environ, cwd=ROOT, timeout=timeout, entry=entry)
 
 
 def failing_scenario(tmp_path):
@@ -81,7 +81,7 @@ def cli_here(argv, *, env, timeout):
     """runner.run_command's surface over the triage CLI called in this process."""
     assert argv[:3] == [sys.executable, "-m", "triage_agent"], argv
     try:
-        out = run_cli_here(argv[3:], env=env, cwd=ROOT, timeout=timeout)
+        out = run_main_here(argv[3:], env=env, cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, "", f"triage CLI timed out after {timeout:.0f} s"
     return out.returncode, out.stdout, out.stderr
