@@ -6,7 +6,7 @@ Map (imports run downward; the loop core knows no screen and no HTTP service):
     policy.py, scope.py       dispatch rules per tool call; the namespace proof for any server
     prompts.py, report.py,    the system prompt and toolset; the report tool and its grounding;
     schema.py                 the JSON Schema subset the loop validates with
-    actions.py, ask.py        propose_action and its three write gates; the terminal prompt
+    actions/                  propose_action and its three write gates; the terminal prompt
     context.py                the result cap and the clearing of old results (the token budget)
     outcome.py                Outcome: what a run produced, its exit code, the --json object
     preflight.py              checks of the cluster before the first model call

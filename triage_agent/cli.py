@@ -30,7 +30,8 @@ import json
 import os
 import sys
 
-from triage_agent import actions, ask, terminal
+from triage_agent import actions, terminal
+from triage_agent.actions import prompt
 from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_ROOT,
                                   UsageError, build_parser, check_options, server_argv)
 
@@ -316,7 +317,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
         print(f"triage-agent: not offered to the model ({reason}): "
               + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
     gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
-                              approve=ask.tty_approve, runner=actions.run_command,
+                              approve=prompt.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
                               kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
                               say=lambda line: print(line, file=stderr), defer=hand_over(args))

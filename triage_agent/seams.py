@@ -2,8 +2,8 @@
 
     model      request dict -> response dict         model/messages.py (live), model/replay.py
     tools      .list() / .call(name, arguments)      mcp/client.py (McpStdioClient)
-    gate       .propose(arguments)                   actions.py (Gate: the three write gates)
-    approve    proposal -> (approved, note)          ask.tty_approve (the terminal)
+    gate       .propose(arguments)                   actions.ActionGate (the three write gates)
+    approve    proposal -> (approved, note)          actions.prompt.tty_approve (the terminal)
     defer      proposal -> note                      serve/approvals.handoff: a pending approval
                                                      file for an operator (serve --operators)
     runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)

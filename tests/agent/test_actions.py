@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from triage_agent.actions import (ACTION_KINDS, PROPOSE_ACTION_TOOL, ActionGate, Proposal,
-                                  build_argv, printable, run_command)
-from triage_agent.ask import FAIL_CLOSED, approval_prompt, tty_approve
+                                  build_argv, run_command)
+from triage_agent.actions.prompt import FAIL_CLOSED, approval_prompt, tty_approve
 from triage_agent.schema import strict_tool_schema, validate
+from triage_agent.terminal import printable
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = "checkout-6f8d9c7b5d-x7k2p"
@@ -242,7 +243,7 @@ import fcntl, json, os, sys, termios
 fd = int(sys.argv[1])
 fcntl.ioctl(fd, termios.TIOCSCTTY, 0)  # the pty becomes this session's controlling terminal
 from triage_agent.actions import Proposal
-from triage_agent.ask import tty_approve
+from triage_agent.actions.prompt import tty_approve
 p = Proposal("delete_pod", "prod", "checkout-6f8d9c7b5d-x7k2p", "stuck in CrashLoopBackOff",
              argv=["kubectl", "delete", "pod", "checkout-6f8d9c7b5d-x7k2p", "-n", "prod"])
 print(json.dumps(tty_approve(p)))
@@ -309,7 +310,7 @@ def test_keys_typed_before_the_prompt_do_not_answer_it():
 
 def test_tty_approve_without_a_controlling_terminal_fails_closed():
     code = ("import json; from triage_agent.actions import Proposal\n"
-            "from triage_agent.ask import tty_approve\n"
+            "from triage_agent.actions.prompt import tty_approve\n"
             "print(json.dumps(tty_approve(Proposal('delete_pod', 'prod', 'x', 'r'))))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.DEVNULL,
                           capture_output=True, start_new_session=True, timeout=20)

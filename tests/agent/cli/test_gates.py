@@ -3,7 +3,7 @@ action run by real kubectl against kube_sim, proved with the simulator's journal
 
 One run is the real process with the pty as its controlling terminal (run_on_pty: the prompt
 opens /dev/tty); the others run the CLI in this process (tests/support/cli_here.py) and its
-approval prompt on a pty of their own, which ask.tty_approve opens where it would open /dev/tty
+approval prompt on a pty of their own, which prompt.tty_approve opens where it would open /dev/tty
 (run_here_on_pty): the same prompt, terminal and answer, without an interpreter, a server process
 and their imports to start for each (about 0.14 s of CPU a run). The ^C at the prompt of the real
 process is tests/agent/cli/test_operator.py's."""
@@ -24,7 +24,7 @@ import pytest
 from tests.support.cli_here import run_main_here
 from tests.support.fake_messages_api import SMALL_USAGE, response
 from tests.agent.cli.test_cli import ROOT, clean_env
-from triage_agent import ask
+from triage_agent.actions import prompt
 
 POD = "checkout-6f8d9c7b5d-x7k2p"
 PODS_QUOTE = f"{POD} phase=Running ready=0/1 restarts=47"
@@ -97,7 +97,7 @@ def type_answer(master, answer):
 
 def run_here_on_pty(argv, answer, timeout=60):
     """run_on_pty's answer for the CLI in this process: its approval prompt is asked on a pty of
-    the test's (ask.tty_approve's tty_path), which `answer` is typed at; the screen is what the
+    the test's (prompt.tty_approve's tty_path), which `answer` is typed at; the screen is what the
     pty showed and then the CLI's stderr."""
     master, slave = os.openpty()
     shown = bytearray()
@@ -119,7 +119,7 @@ def run_here_on_pty(argv, answer, timeout=60):
     reader = threading.Thread(target=operator, daemon=True)
     reader.start()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ask, "tty_approve", functools.partial(ask.tty_approve,
+        patch.setattr(prompt, "tty_approve", functools.partial(prompt.tty_approve,
                                                             tty_path=os.ttyname(slave)))
         try:
             done = run_main_here(argv, env=clean_env(), timeout=timeout)

@@ -16,7 +16,7 @@ Every outcome is a value: a text for the model, an is_error flag and a `Proposal
 approve or runner that raises becomes denied / failed, never an exception out of `propose`.
 An approved command that does not run (no --execute) is also told to the operator, through
 `say`, ready to paste. `run_command` runs an argv with a timeout that kills the process group;
-asking on the terminal is ask.py's `tty_approve`.
+asking on the terminal is prompt.py's `tty_approve`.
 """
 
 import contextlib
