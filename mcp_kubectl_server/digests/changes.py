@@ -72,13 +72,17 @@ def _by(manager, operation, subresource=""):
     return f"{manager} ({operation}{', subresource ' + subresource if subresource else ''})"
 
 
-def _leaf_labels(kind, fields):
-    """The fields an entry owns, in describe_workload's words (a ConfigMap's keys by name)."""
+def _leaf_labels(kind, fields, obj=None):
+    """The fields an entry owns, in describe_workload's words (a ConfigMap's keys by name, a
+    quota's hard limits with their values now)."""
     labels = []
+    hard = ((obj or {}).get("spec") or {}).get("hard") or {}
     for path in owned_paths(fields):
         names = [key.partition(":")[2] for key in path]
         if kind == "ConfigMap" and names[0] in ("data", "binaryData") and len(names) > 1:
             label = "key " + names[1]
+        elif kind == "ResourceQuota" and names[:2] == ["spec", "hard"] and len(names) > 2:
+            label = f"hard {names[2]}={hard.get(names[2], '?')}"
         elif names[0] in ("metadata", "spec"):
             label = field_label(path, template_path(kind))
         else:  # data, rules, subjects, roleRef, ...: the top-level field and the one below
@@ -134,7 +138,7 @@ def edits(kind, obj, since):
     for when, manager, operation, subresource, fields in _writes(obj):
         if when < since or (created and abs((when - created).total_seconds()) < 2):
             continue
-        labels = _leaf_labels(kind, fields)
+        labels = _leaf_labels(kind, fields, obj)
         if kind in ROLLED and any(label.startswith("template") for label in labels):
             continue
         if manager in CONTROLLERS and not subresource and set(labels) <= {"labels", "annotations"}:

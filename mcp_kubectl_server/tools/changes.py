@@ -125,15 +125,16 @@ def get_changes(reader, args, *, now=None):
     wanted = (lambda k: k == kind) if kind else (lambda k: True)
     reads = _Reads(reader)
     found = _workload_changes(reads, ns, wanted, since)
+    told = [c for c in digest.from_events(reads.items(f"/api/v1/namespaces/{ns}/events"), since)
+            if wanted(c.subject.partition("/")[0])]
+    evicted = {c.subject for c in told if c.what.startswith("evicted")}
+    rescaled = {c.subject for c in told if c.what.startswith("autoscaled")}
     for edited, path in EDITED.items():
         if wanted(edited):
             for obj in reads.items(path.format(ns=ns)):
                 found += digest.edits(edited, obj, since)
-                if edited == "HorizontalPodAutoscaler":
-                    found += digest.hpa_scaling(obj, since)
-    told = [c for c in digest.from_events(reads.items(f"/api/v1/namespaces/{ns}/events"), since)
-            if wanted(c.subject.partition("/")[0])]
-    evicted = {c.subject for c in told if c.what.startswith("evicted")}
+                if edited == "HorizontalPodAutoscaler" and f"{edited}/{obj['metadata']['name']}" not in rescaled:
+                    found += digest.hpa_scaling(obj, since)  # the last scale, when no event tells it
     pods = reads.items(f"/api/v1/namespaces/{ns}/pods") if wanted("Pod") or wanted("Node") else []
     for pod in pods if wanted("Pod") else ():
         found += digest.pod_terminations(pod, since, eviction_told=f"Pod/{pod['metadata']['name']}" in evicted)
