@@ -36,6 +36,11 @@ the image pull secrets of the pod and of its ServiceAccount (an image pull refus
 Unauthorized and no pull secret: missing credentials). It shows the pod's DNS policy (None: \
 cluster Service names resolve only through the nameservers it lists) and priority. \
 For a Pending pod, describe_pod shows its scheduling constraints and which one no node satisfies.
+- After get_pods, ask what changed: get_changes lists every change in the namespace in time \
+order (rollouts and what they changed, ConfigMap and other edits with the field manager who \
+made them, scaling, Job runs, evictions, OOM kills, node changes); the change just before the \
+trouble began is the first suspect. describe_pod says when an image failed with exec format \
+error on a node of another architecture (get_nodes shows each node's platform).
 - For controllers, use get_workloads: a rollout stuck at ProgressDeadlineExceeded while old pods \
 serve, a Job at BackoffLimitExceeded (its conditions outlive the events, which expire after an \
 hour), a CronJob whose last Job failed, an autoscaler at its maximum. Then describe_workload shows \

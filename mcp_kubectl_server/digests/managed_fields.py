@@ -41,7 +41,7 @@ def _name(key):
     return rest if kind in ("f", "v", "i") else key
 
 
-def _leaves(trie, path=()):
+def owned_paths(trie, path=()):
     """Every owned path in a FieldsV1 trie, as tuples of raw keys."""
     if not isinstance(trie, dict):
         return
@@ -50,7 +50,7 @@ def _leaves(trie, path=()):
         if path:
             yield path
     for key in children:
-        yield from _leaves(trie[key], path + (key,))
+        yield from owned_paths(trie[key], path + (key,))
 
 
 def _container_label(kind, rest):
@@ -113,7 +113,7 @@ def last_writes(obj):
             continue
         who = (parse_time(entry.get("time")), entry.get("manager") or "unknown",
                entry.get("operation") or "?", entry.get("subresource") or "")
-        for path in _leaves(entry.get("fieldsV1") or {}):
+        for path in owned_paths(entry.get("fieldsV1") or {}):
             label = field_label(path, template_at)
             if label and who not in owners.setdefault(label, []):
                 owners[label].append(who)

@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timezone
 
 from mcp_kubectl_server.digests.events import event_line, sorted_events
+from mcp_kubectl_server.digests.platform import platform_words
 from mcp_kubectl_server.digests.pods import pod_line
 from mcp_kubectl_server.digests.text import age, format_time, kv, one_line, parse_time
 
@@ -104,12 +105,11 @@ def _use_words(node, pods):
 
 def node_line(node, pods, now):
     meta, spec = node.get("metadata") or {}, node.get("spec") or {}
-    info = (node.get("status") or {}).get("nodeInfo") or {}
     words = [meta.get("name", "?")] + _ready_words(node)
     words.append("taints=" + (",".join(_taints(node)) or "none"))
     words.append(f"schedulable={'no' if spec.get('unschedulable') else 'yes'}")
     words += _use_words(node, pods)
-    words += [f"kubelet={info.get('kubeletVersion', '?')}", f"age={age(meta.get('creationTimestamp'), now)}"]
+    words += platform_words(node) + [f"age={age(meta.get('creationTimestamp'), now)}"]
     return one_line(" ".join(words), 1000)
 
 
@@ -135,10 +135,9 @@ def nodes_digest(node_list, pod_list, *, now=None):
 
 def _node_head(node, now):
     meta, spec, st = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
-    info = st.get("nodeInfo") or {}
     lines = [" ".join([f"node {meta.get('name', '?')}"] + _ready_words(node)
                       + [f"schedulable={'no' if spec.get('unschedulable') else 'yes'}",
-                         f"kubelet={info.get('kubeletVersion', '?')}",
+                         *platform_words(node),
                          f"created={format_time(parse_time(meta.get('creationTimestamp')))}"])]
     for cond in st.get("conditions") or []:
         lines.append(" ".join([f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]

@@ -137,10 +137,11 @@ def _annotation_lines(meta):
 
 
 def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None, account=None,
-                    account_error="not read"):
+                    account_error="not read", platform=()):
     """Pod JSON + owner chain text + the pod's events -> describe lines; `nodes` (read only for a
     pod not yet placed) let the scheduling lines say which constraint no node satisfies;
-    `account` is the pod's ServiceAccount (None, with `account_error`, when it could not be read)."""
+    `account` is the pod's ServiceAccount (None, with `account_error`, when it could not be read);
+    `platform` are lines that say an image failed to start on its node's platform (platform.py)."""
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
     lines = [f"pod {name} phase={status.get('phase', 'Unknown')}"
@@ -149,6 +150,7 @@ def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None, accoun
              f"pod {name} created={format_time(parse_time(meta.get('creationTimestamp')))}"
              f" started={format_time(parse_time(status.get('startTime')))}",
              f"node {spec.get('nodeName') or 'none (not scheduled)'}",
+             *platform,
              "owner " + (" -> ".join(owners) if owners else "none (a bare pod)")]
     if status.get("message"):
         lines.append(f"pod {name} status_message=" + quoted(status["message"], 400))

@@ -52,6 +52,7 @@ NAMESPACED = {
     "/apis/networking.k8s.io/v1": ("networkpolicies", "ingresses"),
     "/apis/coordination.k8s.io/v1": ("leases",),
     "/apis/rbac.authorization.k8s.io/v1": ("roles", "rolebindings"),
+    "/apis/policy/v1": ("poddisruptionbudgets",),
 }
 # Cluster-scoped kinds (node, storage, priority, ingress and RBAC tools); dropped when the
 # cluster-scoped reads are switched off.
@@ -61,7 +62,8 @@ CLUSTER_SCOPED = {"/api/v1": ("nodes", "persistentvolumes"),
                   "/apis/scheduling.k8s.io/v1": ("priorityclasses",),
                   "/apis/rbac.authorization.k8s.io/v1": ("clusterroles", "clusterrolebindings")}
 GROUPS = ("apps", "batch", "autoscaling", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io",
-          "coordination.k8s.io", "storage.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io")
+          "coordination.k8s.io", "storage.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
+          "policy")
 # Every method but GET: RE2 has no look-ahead, so spell out "anything that is not exactly GET".
 REJECT_METHODS = r"^$,^[^G],^G$,^G[^E],^GE$,^GE[^T],^GET."
 _REJECT = [r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept

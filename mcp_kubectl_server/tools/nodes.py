@@ -13,6 +13,7 @@ allowed namespaces and counts the rest. Reads:
 
 from mcp_kubectl_server.read.errors import ReadError
 from mcp_kubectl_server.digests.nodes import describe_node_digest, nodes_digest
+from mcp_kubectl_server.digests.platform import failed_to_exec, mismatch_lines
 from mcp_kubectl_server.tools.spec import Tool
 from mcp_kubectl_server.validate import DNS1123_SUBDOMAIN
 
@@ -72,6 +73,42 @@ def describe_node(reader, args):
     text = describe_node_digest(node, pods, events.get("items") or [],
                                 allowed_namespaces=getattr(reader, "namespaces", ()))
     return text + ("\n" + PARTIAL if partial else "")
+
+
+EXEC_FAILED_CODES = (128, 255)  # a runtime's StartError, runc's own exit after a failed exec
+
+
+def _log_tails(reader, pod):
+    """{container: the last lines of its previous instance} for containers whose last instance
+    ended as a failed exec would (exit 128 or 255): the sign may be only in the log."""
+    tails, meta = {}, pod.get("metadata") or {}
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        ended = (status.get("lastState") or {}).get("terminated") or {}
+        if ended.get("exitCode") in EXEC_FAILED_CODES and not ended.get("message"):
+            try:
+                tails[status.get("name")] = reader.get_text(
+                    f"/api/v1/namespaces/{meta.get('namespace')}/pods/{meta.get('name')}/log",
+                    {"container": status.get("name"), "previous": "true", "tailLines": "5"},
+                    max_bytes=4096)
+            except ReadError:
+                continue
+    return tails
+
+
+def platform_lines(reader, pod):
+    """describe_pod's `platform mismatch` lines: a container that failed with `exec format error`,
+    next to the platform of the node it ran on (none when nothing failed so, or nodes are off)."""
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name or not getattr(reader, "cluster_scoped", True):
+        return []
+    failures = failed_to_exec(pod) or failed_to_exec(pod, _log_tails(reader, pod))
+    if not failures:
+        return []
+    try:
+        node = reader.get_json(f"/api/v1/nodes/{node_name}")
+    except ReadError as exc:
+        return [f"platform: a container failed with exec format error; node {node_name} not read ({exc})"]
+    return mismatch_lines(pod, node, failures)
 
 
 ORDER = 90  # cluster-wide views come after the namespaced tools

@@ -14,6 +14,7 @@ from mcp_kubectl_server.digests.pods import pods_digest, state_words
 from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.read.reader import ReadError, resource_path
 from mcp_kubectl_server.redact import redact
+from mcp_kubectl_server.tools import nodes as nodes_tools
 from mcp_kubectl_server.tools.spec import NAMESPACE, POD, TAIL_DEFAULT, TAIL_MAX, Tool
 from mcp_kubectl_server.validate import DNS1123_LABEL, SELECTOR_MAX, SELECTOR_PATTERN, check_subdomain
 
@@ -170,7 +171,8 @@ def describe_pod(reader, args):
     nodes, nodes_error = _nodes_for(reader, pod)
     account, account_error = _service_account(reader, namespace, pod)
     return describe_digest(pod, owners=owners, events=events, nodes=nodes, nodes_error=nodes_error,
-                           account=account, account_error=account_error)
+                           account=account, account_error=account_error,
+                           platform=nodes_tools.platform_lines(reader, pod))
 
 
 def _service_account(reader, namespace, pod):

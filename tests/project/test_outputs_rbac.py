@@ -28,14 +28,16 @@ NEEDED = {("", "pods", "get"), ("", "pods", "list"), ("", "pods/log", "get"), ("
           ("", "serviceaccounts", "get"), ("", "serviceaccounts", "list"), ("rbac.authorization.k8s.io", "roles", "list"),
           ("rbac.authorization.k8s.io", "rolebindings", "list"),
           ("rbac.authorization.k8s.io", "clusterroles", "list"),
-          ("rbac.authorization.k8s.io", "clusterrolebindings", "list")}
+          ("rbac.authorization.k8s.io", "clusterrolebindings", "list"),
+          ("policy", "poddisruptionbudgets", "list")}
 NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "configmaps",
                    "persistentvolumeclaims", "resourcequotas", "limitranges", "serviceaccounts"},
               "apps": {"deployments", "replicasets", "statefulsets", "daemonsets", "controllerrevisions"},
               "batch": {"jobs", "cronjobs"}, "autoscaling": {"horizontalpodautoscalers"},
               "events.k8s.io": {"events"}, "discovery.k8s.io": {"endpointslices"},
               "networking.k8s.io": {"networkpolicies", "ingresses"},
-              "rbac.authorization.k8s.io": {"roles", "rolebindings"}}
+              "rbac.authorization.k8s.io": {"roles", "rolebindings"},
+              "policy": {"poddisruptionbudgets"}}
 CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"},
                   "networking.k8s.io": {"ingressclasses"}, "scheduling.k8s.io": {"priorityclasses"},
                   "rbac.authorization.k8s.io": {"clusterroles", "clusterrolebindings"}}
@@ -160,8 +162,8 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
 
 
 @pytest.mark.parametrize("old, new, message", [
-    ("verbs: [get, list]\n---", "verbs: [get, list, delete]\n---", "delete horizontalpodautoscalers"),
-    ("verbs: [get, list]\n---", "verbs:\n      - get\n      - patch\n---", "patch horizontalpodautoscalers"),
+    ("verbs: [get, list]\n---", "verbs: [get, list, delete]\n---", "delete poddisruptionbudgets"),
+    ("verbs: [get, list]\n---", "verbs:\n      - get\n      - patch\n---", "patch poddisruptionbudgets"),
     ("resources: [jobs, cronjobs]\n    verbs: [get, list]", "resources: [jobs, cronjobs]\n    verbs: [get, create]",
      "create jobs"),
     ("resources: [statefulsets, daemonsets, controllerrevisions]", "resources: [statefulsets, daemonsets]",

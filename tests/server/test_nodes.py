@@ -36,7 +36,7 @@ def test_notready_node_first_with_its_reason_and_taints():
     assert lines[1].startswith('node-c ready=Unknown reason=NodeStatusUnknown message="Kubelet stopped posting '
                                'node status." pressure=none taints=node.kubernetes.io/unreachable:NoSchedule,'
                                'node.kubernetes.io/unreachable:NoExecute schedulable=yes cpu_requested=700m/4000m(18%)')
-    assert "pods=7/110 kubelet=v1.32.4 age=40d" in lines[1]
+    assert "pods=7/110 platform=linux/amd64 kernel=6.8.0-1015-gcp runtime=containerd://1.7.24 kubelet=v1.32.4 age=40d" in lines[1]
     assert lines[2].startswith("node-a ready=True pressure=none taints=none schedulable=yes")
 
 
