@@ -56,15 +56,34 @@ _ERROR_PROSE = re.compile(rf"(?:{_ERROR_WORDS}) [a-z]{{2,12}} [a-z]{{2,12}}\b"
 # until a word that starts another pair (`user=bob`, `host:`), a comment (` #`) or punctuation.
 _PHRASE_REST = re.compile(r"(?:[ \t]+(?![^\s=:]+[=:])[^\s\"',;&)}\]<#]+)*")
 _SET = re.compile(r"\bset[ \t]+$")
-_NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
+# .netrc: `password` right after `machine HOST` (or `default`) and its `login USER` / `account
+# A` / `port P` pairs, on one line or several. `login failed; password reset ...` and `the
+# default password rotation job` are prose.
+_NETRC = re.compile(r"(?:^|\s)(?:machine\s+\S+(?:\s+(?:login|account|port)\s+\S+)*"
+                    r"|default(?:\s+(?:login|account|port)\s+\S+)+)\s+$")
+
+
+# A key that names a Secret object rather than holding a credential: `secretName`, `secretRef`,
+# `secretKeyRef`, `secret_name`, `imagePullSecrets`, `existingSecret`. The name is what an
+# operator needs (which Secret a volume, an env or an Ingress's TLS uses) and is no secret.
+_REFERENCE_LAST = {"name", "names", "ref", "refs", "namespace"}
+
+
+def names_a_secret(words):
+    """True when a key's words (lowercase) say its value is the name of a Secret object."""
+    return bool(words) and (words[-1] in _REFERENCE_LAST or words[0] == "existing"
+                            or words[-2:] == ["pull", "secrets"])
 
 
 @functools.lru_cache(maxsize=4096)  # pure; the same keys come back in every result (pod=, code=)
 def is_secret_key(key):
-    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
+    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...);
+    a key naming a Secret object (secretName, imagePullSecrets) is not one."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if names_a_secret(words):
+        return False
     if _SECRET_INSIDE.search(key):
         return True
-    words = [w.lower() for w in _WORDS.findall(key)]
     return any(w in _SECRET_WORDS for w in words) or any(
         pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
 
@@ -151,6 +170,8 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
         return end, '\\"' + MASK + ('\\"' if closed else "")
     if text.startswith(MASK, start):  # an earlier pass hid it: done, nothing left to look at
         return start + len(MASK), MASK
+    if text.startswith("{", start):   # a mapping (`"secret": {"secretName": ...}`): its own
+        return None                   # keys are looked at one by one
     if (prose_kept and _PROSE.match(text, start)) or (colon and _ERROR_PROSE.match(text, start)):
         return None
     if _BLOCK_SCALAR.match(text, start):
@@ -170,9 +191,35 @@ def _spaced_form(text, match, key):
     if "_" in key.strip("_"):
         return True            # `DB_PASSWORD hunter2`, but `API_TOKEN from secret x` is prose
     if key.lower() in ("password", "passwd") and _NETRC.search(
-            text, max(0, match.start() - 200), match.start()):
+            text[max(0, match.start() - 200):match.start()]):
         return False           # .netrc: `machine HOST login USER password VALUE`
     return None                # `the password expired`: prose
+
+
+_LINE_BREAK = re.compile(r"\n|\\n")
+_ENTRY = re.compile(r"[-#=*<\[{]|[\w.\-\"']+:(?:\s|$)")   # a list item, a rule, another key
+
+
+def _indent(text, start):
+    """Spaces before `start` since its line began (a real newline or an escaped `\\n`)."""
+    line = _LINE_BREAK.split(text[max(0, start - 400):start])[-1]
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _value_line_belongs(text, key_start, value_start):
+    """For a value on a line below its key (`password:` then a newline): True when that line is
+    the key's value, not what follows it. A YAML scalar below its key is indented deeper and is
+    not another entry (`secretName: x`, `- name: x`); a line at the key's indentation or less is
+    the value only when it is one bare word (a tool's own framing line after a log's last
+    `password:`, `--- end log lines ---`, is not)."""
+    if not _LINE_BREAK.search(text, key_start, value_start):
+        return True
+    end = text.find("\n", value_start)
+    line = _LINE_BREAK.split(text[value_start:len(text) if end == -1 else end], 1)[0]
+    if _ENTRY.match(line):
+        return False
+    return _indent(text, value_start) > _indent(text, key_start) or (
+        bool(line.strip()) and len(line.split()) == 1)
 
 
 def redact_assignments(text, starts):
@@ -200,6 +247,8 @@ def _assignment(text, start):
     if not strength:
         return None
     key, strong = match.group(1), strength == "strong"
+    if not _value_line_belongs(text, start, match.end()):
+        return None
     prose_kept = False
     if not match.group(2).strip():
         prose_kept = _spaced_form(text, match, key) if strong else None

@@ -29,6 +29,10 @@ from collections import Counter
 from .formats import MASK
 
 TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
+# The same with URL-encoded characters inside (`%2B`, `%2F`, `%3D`: an Azure SAS `sig`), used
+# when the text has a `%`: a token is judged decoded and hidden whole, escapes and all.
+TOKEN_ENCODED = re.compile(r"(?:[A-Za-z0-9+/_\-]|%[0-9A-Fa-f]{2}){32,}(?:=|%3[dD]){0,2}")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
@@ -125,7 +129,7 @@ def _of_words(camel):
 def secret_value(value):
     """For a weak key (auth, key, sig): does its value look like a secret? A random-looking
     token, or base64 of `user:password` (docker's config.json)."""
-    value = value.strip()
+    value = url_decoded(value.strip())
     if len(value) < 8 or " " in value or value.startswith(MASK):
         return False
     if looks_random(value, strict=False) and not kept(value, value, 0):
@@ -148,14 +152,21 @@ def _alone_on_line(text, start, end):
     return not before.strip(_SPACE) and not after.strip(_SPACE)
 
 
+def url_decoded(token):
+    """A token with its URL escapes decoded (`%2B` -> `+`): its shape is judged on that."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(0)[1:], 16)), token) if "%" in token else token
+
+
 def redact_standalone(text):
     """Long random-looking tokens anywhere, and lines of bare key material."""
     out, pos = [], 0
-    for match in TOKEN.finditer(text):
+    for match in (TOKEN_ENCODED if "%" in text else TOKEN).finditer(text):
         token, start = match.group(0), match.start()
         if token[0] == "n" and text[start - 1:start] == "\\":   # after an escaped newline
             token, start = token[1:], start + 1
-        body = token.rstrip("=")
+        body = url_decoded(token).rstrip("=")
+        if len(body) < 32:
+            continue
         upper, lower, digit = _classes(body)
         if not (upper and lower and digit) or kept(body, text, start):
             continue   # both rules below want every class
