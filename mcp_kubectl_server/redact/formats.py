@@ -76,7 +76,7 @@ def _regex(shape, *, shortest=False):
     return "".join(out)
 
 
-def _prefixes(shape):
+def prefixes(shape):
     """The literal texts a shape can start with, or () when it starts with a run."""
     heads = [""]
     for piece in parts(shape):
@@ -114,7 +114,7 @@ def _table():
     by_head, infix = {}, []
     for row in _ROWS:
         source = _regex(row.shape)
-        heads = _prefixes(row.shape)
+        heads = prefixes(row.shape)
         for head in heads:  # a short plain head (SK, cio, pat) needs letters and digits after it
             weak = len(head) <= 3 and head.isalnum()
             by_head.setdefault(head, []).append((source, weak))

@@ -37,9 +37,10 @@ KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 # and the spaces, newlines or literal `\n` after. The key is matched atomically (lookahead plus
 # backreference): linear time on any input.
 _ASSIGNMENT = re.compile(r"(?=([A-Za-z0-9_.\-]+))\1"
-                         r"((?:\\?[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
+                         r"((?:\\*[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
 _QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "\"'"}
 _ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
+_DEEPER = re.compile(r'\\{3,}"')   # JSON in JSON in JSON (a YAML or JSON string of it): \\\"
 _BARE = re.compile(r"[^\s\"',;&)}\]<]+")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
@@ -59,8 +60,9 @@ _SET = re.compile(r"\bset[ \t]+$")
 # .netrc: `password` right after `machine HOST` (or `default`) and its `login USER` / `account
 # A` / `port P` pairs, on one line or several. `login failed; password reset ...` and `the
 # default password rotation job` are prose.
-_NETRC = re.compile(r"(?:^|\s)(?:machine\s+\S+(?:\s+(?:login|account|port)\s+\S+)*"
-                    r"|default(?:\s+(?:login|account|port)\s+\S+)+)\s+$")
+_NETRC = re.compile(r"(?:^|\s|\\n)(?:machine(?:\s|\\n)+[^\s\\]+(?:(?:\s|\\n)+(?:login|account|port)"
+                    r"(?:\s|\\n)+[^\s\\]+)*|default(?:(?:\s|\\n)+(?:login|account|port)(?:\s|\\n)+"
+                    r"[^\s\\]+)+)(?:\s|\\n)+$")   # `\\n`: the lines of a JSON or YAML string
 
 
 # A key that names a Secret object rather than holding a credential: `secretName`, `secretRef`,
@@ -168,6 +170,15 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
         if weak and not secret_value(text[start + 2:end - 2 * closed]):
             return None
         return end, '\\"' + MASK + ('\\"' if closed else "")
+    deeper = _DEEPER.match(text, start)
+    if deeper:   # `\\\"value\\\"`: up to the same escaped quote, on this line
+        opener, line_end = deeper.group(0), text.find("\n", start)
+        end = text.find(opener, deeper.end(), len(text) if line_end == -1 else line_end)
+        closed = end != -1
+        end = end + len(opener) if closed else (len(text) if line_end == -1 else line_end)
+        if weak and not secret_value(text[deeper.end():end - len(opener) * closed]):
+            return None
+        return end, opener + MASK + (opener if closed else "")
     if text.startswith(MASK, start):  # an earlier pass hid it: done, nothing left to look at
         return start + len(MASK), MASK
     if text.startswith("{", start):   # a mapping (`"secret": {"secretName": ...}`): its own

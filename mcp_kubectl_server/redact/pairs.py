@@ -25,7 +25,8 @@ _USERINFO = re.compile(r"(?<![\w.+\-/:@%~!$&*])([A-Za-z0-9._~!$&*+%\-]+:)([^\s/@
                        r"(?=([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)(?::\d{1,5})?(?:[/\s\"',;)\]]|$))")
 _NOT_USERS = {"mailto", "sip", "sips", "tel", "xmpp", "acct", "urn"}
 _DIGESTS = {"sha1", "sha256", "sha384", "sha512", "md5"}
-_ORACLE_USER = r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/(\"[^\"\n]*\"|[^\s@\"'/]+)"
+_ORACLE_USER = (r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/"   # a quoted password, also in a JSON string
+                r"(\\?\"(?:[^\"\\\n]|\\[^\"\n])*\\?\"|[^\s@\"'/\\]+)")
 # after a JDBC or connect prefix the `@host` must follow; an Oracle client's argument may end
 # there (`sqlplus scott/tiger`, a local database)
 _ORACLE = [re.compile(r"(?:\b(?:jdbc:)?oracle:(?:thin|oci8?|kprb):|\buserid=|\bconn(?:ect)?[ \t]+)"
@@ -33,7 +34,7 @@ _ORACLE = [re.compile(r"(?:\b(?:jdbc:)?oracle:(?:thin|oci8?|kprb):|\buserid=|\bc
            re.compile(r"\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[A-Za-z]+)*"
                       r"[ \t]+" + _ORACLE_USER + "(?=@|[\\s\"']|$)", re.IGNORECASE)]
 _FLAG = re.compile(r"(?<![^\s\"'\[,(=])(-[uU]|--[A-Za-z\-]*(?:user|creds|credentials|auth))"
-                   r"(=|[ \t]+|\"?,[ \t]*\"|(?<=-[uU]))([\"']?)")
+                   r"(=|[ \t]+|\\?\"?,[ \t]*\\?\"|(?<=-[uU]))((?:\\?[\"'])?)")
 _PAIR = re.compile(r"([A-Za-z0-9._~@$\\\-]+):")
 _BARE_END = re.compile(r"[^\s\"'`,\]]*")
 
@@ -64,6 +65,8 @@ def _redact_flags(text):
         if not pair:
             continue
         start = pair.end()
+        if text.startswith(MASK, start):   # hidden already (redact is idempotent)
+            continue
         end = _value_end(text, start, quote)
         user, password = pair.group(1), text[start:end]
         if not password or (user.isdigit() and password.isdigit()):   # UID:GID

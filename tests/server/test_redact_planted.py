@@ -108,14 +108,23 @@ def test_our_server_never_shows_a_planted_value_in_any_tool(secrets_server):
             outputs[(tool["name"], target)] = done[key]
     everything = "\n".join(outputs.values()) + "".join(server.stderr_lines)
     assert leaks(everything) == []
-    shown = {place: "\n".join(outputs[(tool, target)] for target in where)
-             for place, tool, where in (("log lines", "get_logs", PODS),
-                                        ("events", "get_events", PODS),
-                                        ("args", "describe_pod", PODS),
-                                        ("node conditions", "describe_node", NODES),
-                                        ("ConfigMap values", "get_config", ("leaky",)))}
+    shown = {place: "\n".join(line for target in where
+                              for line in outputs[(tool, target)].splitlines() if part in line)
+             for place, tool, where, part in (
+                 ("log lines", "get_logs", PODS, ""),
+                 ("events", "get_events", PODS, ""),
+                 ("args", "describe_pod", PODS, " command "),
+                 ("annotations", "describe_pod", PODS, "annotation plant.example.com/row-"),
+                 ("probe commands", "describe_pod", PODS, " liveness_probe exec "),
+                 ("termination messages", "describe_pod", PODS, " last_state=terminated "),
+                 ("node conditions", "describe_node", NODES, ""),
+                 ("ConfigMap values", "get_config", ("leaky",), ""))}
     for place, output in shown.items():  # each place really showed each row, redacted
         assert [m for m in MARKERS if m not in output] == [], place
+    env = [line for pod in PODS for line in outputs[("describe_pod", pod)].splitlines()
+           if " env ROW_" in line]   # env values: names only, never the value
+    assert len(env) == len(PLANTED) and all(line.endswith("(literal value, not shown)")
+                                            for line in env)
 
 
 @pytest.mark.parametrize("case", TAIL_CASES, ids=[case[0] for case in TAIL_CASES])
