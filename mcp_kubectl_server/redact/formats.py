@@ -1,6 +1,7 @@
 """Known token formats: one table row per vendor format (vendors.py), each a shape made of
 literal text and placeholders, `{alphabet:length}`. The same shape matches a token here and
-makes a realistic fresh one in the tests (tests/server/test_redact_formats.py plants one of each, everywhere).
+makes a realistic fresh one in the tests (tests/server/test_redact_formats.py plants one of
+each, everywhere).
 
     {b62:36}    exactly 36 characters of the b62 alphabet (the last placeholder: 36 or more)
     {hex:32-40} 32 to 40 characters        {b64u:20+} 20 or more characters

@@ -25,7 +25,8 @@ _USERINFO = re.compile(r"(?<![\w.+\-/:@%~!$&*])([A-Za-z0-9._~!$&*+%\-]+:)([^\s/@
                        r"(?=([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)(?::\d{1,5})?(?:[/\s\"',;)\]]|$))")
 _NOT_USERS = {"mailto", "sip", "sips", "tel", "xmpp", "acct", "urn"}
 _DIGESTS = {"sha1", "sha256", "sha384", "sha512", "md5"}
-_ORACLE_USER = (r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/"   # a quoted password, also in a JSON string
+# a quoted password (`"p@ss w"`, also `\"p@ss w\"` inside a JSON string) or a bare one
+_ORACLE_USER = (r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/"
                 r"(\\?\"(?:[^\"\\\n]|\\[^\"\n])*\\?\"|[^\s@\"'/\\]+)")
 # after a JDBC or connect prefix the `@host` must follow; an Oracle client's argument may end
 # there (`sqlplus scott/tiger`, a local database)

@@ -7,9 +7,11 @@ against every way out. Nothing planted, and no 16-character piece of it, may com
   stderr, and each place (log line, event, args, node condition, ConfigMap value) shown;
 - get_logs with a tail that cuts a secret's key off: the margin it reads keeps it hidden;
 - the loop, through the CLI (in this process: tests/support/cli_here.py) against a
-  third-party-shaped server (a process) that returns every row verbatim and a fake Messages API
-  over HTTP: no planted piece in any request body the loop sends, nor in the trace, audit, stdout
-  or stderr."""
+  third-party-shaped server (a process) that returns every row verbatim, and again in every place
+  of the objects it prints (a pod's annotations, args, env values, exec probe commands and
+  termination messages, events, node conditions, ConfigMap data), and a fake Messages API over
+  HTTP: each place reaches the request body, and no planted piece is in any request body the
+  loop sends, nor in the trace, audit, stdout or stderr."""
 
 import json
 import os
@@ -137,9 +139,49 @@ def test_a_tail_that_cuts_the_key_off_still_hides_the_value(secrets_server, case
     assert secret not in text and "[REDACTED]" in text and lines[-1].split()[0] in text
 
 
+def scalar(text):
+    """A YAML scalar as a Kubernetes server prints one that needs quotes (`: ` inside)."""
+    return json.dumps(text)
+
+
+def foreign_objects(rows):
+    """The rows in every place, as a third-party server prints objects (YAML): a pod's
+    annotations, args, env values, exec probe commands and termination messages, events, a
+    node's conditions, a ConfigMap's data; and PLACES, a pattern per place to find a row there."""
+    out = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: leaky", "  annotations:"]
+    out += [f"    plant.example.com/row-{i:03d}: {scalar(t)}" for i, t in rows]
+    out += ["spec:", "  containers:"]
+    for i, t in rows:
+        out += [f"  - name: c{i:03d}", "    args:", f"    - {scalar(t)}", "    env:",
+                f"    - name: ROW_{i:03d}", f"      value: {scalar(t)}", "    livenessProbe:",
+                "      exec:", "        command:", "        - sh", "        - -c",
+                f"        - {scalar(t)}"]
+    out += ["status:", "  containerStatuses:"]
+    for i, t in rows:
+        out += [f"  - name: c{i:03d}", "    lastState:", "      terminated:",
+                f"        message: {scalar(t)}", "        reason: Error"]
+    out += ["---", "kind: EventList", "items:"]
+    out += [f"- reason: Planted{i:03d}\n  message: {scalar(t)}" for i, t in rows]
+    out += ["---", "kind: Node", "status:", "  conditions:"]
+    out += [f"  - type: Planted{i:03d}\n    message: {scalar(t)}" for i, t in rows]
+    out += ["---", "kind: ConfigMap", "data:"]
+    out += [f"  row-{i:03d}: {scalar(t)}" for i, t in rows]
+    return "\n".join(out)
+
+
+PLACES = {"annotations": '    plant.example.com/row-{i}: "{m}',
+          "args": '    args:\n    - "{m}', "env values": '      value: "{m}',
+          "probe commands": '        - -c\n        - "{m}',
+          "termination messages": '        message: "{m}',
+          "events": '- reason: Planted{i}\n  message: "{m}',
+          "node conditions": '  - type: Planted{i}\n    message: "{m}',
+          "ConfigMap values": '  row-{i}: "{m}'}
+
+
 def test_the_loop_redacts_a_server_that_does_not(tmp_path):
     plant = tmp_path / "plant.txt"
-    plant.write_text("\n".join(row for row, _ in PLANTED))
+    plant.write_text("\n".join(row for row, _ in PLANTED) + "\n"
+                     + foreign_objects([(i, row) for i, (row, _) in enumerate(PLANTED)]))
     calls = [tool_use("toolu_01", "pods_list", {"namespace": "prod"}),
              tool_use("toolu_02", "events_list", {"namespace": "prod"})]
     script = [response("tool_use", *calls), response("end_turn", text("done")),
@@ -149,6 +191,7 @@ def test_the_loop_redacts_a_server_that_does_not(tmp_path):
                          str(plant)])
     with FakeMessagesApi(script) as api:
         out = run_cli_here("pods fail", "--namespaces", "prod", "--mcp", server, "--json",
+                           "--max-result-bytes", "0",
                            "--trace", str(trace), "--audit-log", str(audit),
                            env={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url,
                                 # the spans carry what the model saw, so they are checked too
@@ -157,6 +200,16 @@ def test_the_loop_redacts_a_server_that_does_not(tmp_path):
     assert "gen_ai.tool.call.result" in trace.read_text()
     bodies = [r["raw"].decode("utf-8") for r in api.requests]
     assert len(bodies) == 3 and all(MARKERS[-1] in body for body in bodies[1:])
+    results = [block["content"] if isinstance(block["content"], str)
+               else block["content"][0]["text"]
+               for message in json.loads(bodies[1])["messages"] if message["role"] == "user"
+               for block in message["content"]
+               if isinstance(block, dict) and block.get("type") == "tool_result"]
+    assert len(results) == 2
+    for place, pattern in PLACES.items():   # every place of every row reached the model, redacted
+        missing = [m for i, m in enumerate(MARKERS) if
+                   pattern.format(i=f"{i:03d}", m=m) not in results[1]]
+        assert missing == [], place
     records = trace.read_text().splitlines() + audit.read_text().splitlines()
     for where, data in [("request", b) for b in bodies] + [("record", r) for r in records]:
         # JSON escapes quotes and newlines: look at every string in it, decoded, too
