@@ -131,7 +131,8 @@ def _table():
 
 
 _pattern = functools.cache(re.compile)
-_ANY_BODY, _LOOSE = r"(?:[A-Za-z0-9_\-]|%[0-9A-Fa-f]{2}){8,}", "loose"   # %2B: URL-encoded
+# %2B: URL-encoded; at most 400: a head repeated (`xoxb-xoxb-...`) must not read on each time
+_ANY_BODY, _LOOSE = r"(?:[A-Za-z0-9_\-]|%[0-9A-Fa-f]{2}){8,400}", "loose"
 # Heads that are also an ordinary word or a version (`key-rotation-2`, `API-GATEWAY-1`,
 # `v1.0-rc1`): after them only a row's whole shape is a token.
 _WORD_HEADS = frozenset({"key-", "API-", "secret_", "v1.0-"})
@@ -183,17 +184,22 @@ def _name(piece):
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _token_end(text, start, longest, by_head):
+def _token_end(text, start, longest, by_head, loose):
     """Where the known token starting at `start` ends, or None when none starts there;
-    `longest` is the longest head the scan found there (shorter heads are tried after it)."""
+    `longest` is the longest head the scan found there (shorter heads are tried after it).
+    `loose` ([end]) is where the last body of no known layout that was no token ended: a head
+    inside it (`xoxb-xoxb-xoxb-...`) has no other body to try, so it is not read again."""
     for size in range(len(longest), 1, -1):
         head = longest[:size]
         if head in by_head:
             for source, weak in by_head[head]:
+                if weak == _LOOSE and start < loose[0]:
+                    continue
                 match = _pattern(source).match(text, start)
                 body = match and match.group(0)[len(head):]
-                if match and not (weak and _plain(body)) and (
-                        weak != _LOOSE or _loose_token(match.group(0), body)):
+                if match and weak == _LOOSE and not _loose_token(match.group(0), body):
+                    loose[0] = match.end()
+                elif match and not (weak and _plain(body)):
                     return match.end()
     return None
 
@@ -209,10 +215,11 @@ def redact_formats(text):
     spans = []
     first = at_start.match(text)
     hits = [(0, first.group(0))] if first else []
+    loose = [0]
     for start, head in hits + [(hit.start(1), hit.group(1)) for hit in scan.finditer(text)]:
         if spans and start < spans[-1][1]:
             continue
-        end = _token_end(text, start, head, by_head)
+        end = _token_end(text, start, head, by_head, loose)
         if end:
             spans.append((start, end))
     for rest, pattern, low, high in infix:

@@ -57,10 +57,12 @@ _ERROR_PROSE = re.compile(rf"(?:{_ERROR_WORDS}) [a-z]{{2,12}} [a-z]{{2,12}}\b"
 # until a word that starts another pair (`user=bob`, `host:`), a comment (` #`) or punctuation.
 _PHRASE_REST = re.compile(r"(?:[ \t]+(?![^\s=:]+[=:])[^\s\"',;&)}\]<#]+)*")
 _SET = re.compile(r"\bset[ \t]+$")
+# `KEY=True`: a condition's status (`PasswordRotation=False`) or a switch, not a credential
+_STATES = {"true", "false", "unknown", "null", "none"}
 # .netrc: `password` right after `machine HOST` (or `default`) and its `login USER` / `account
 # A` / `port P` pairs, on one line or several. `login failed; password reset ...` and `the
 # default password rotation job` are prose.
-_NETRC = re.compile(r"(?:^|\s|\\n)(?:machine(?:\s|\\n)+[^\s\\]+(?:(?:\s|\\n)+(?:login|account|port)"
+_NETRC = re.compile(r"(?:^|[\s\"']|\\n)(?:machine(?:\s|\\n)+[^\s\\]+(?:(?:\s|\\n)+(?:login|account|port)"
                     r"(?:\s|\\n)+[^\s\\]+)*|default(?:(?:\s|\\n)+(?:login|account|port)(?:\s|\\n)+"
                     r"[^\s\\]+)+)(?:\s|\\n)+$")   # `\\n`: the lines of a JSON or YAML string
 
@@ -188,7 +190,8 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
     if _BLOCK_SCALAR.match(text, start):
         return None if weak else _block_body(text, start)
     bare = _BARE.match(text, start)
-    if not bare or (weak and not secret_value(bare.group(0))):
+    if not bare or (weak and not secret_value(bare.group(0))) or (
+            bare.group(0).lower() in _STATES and not colon):
         return None
     return (_PHRASE_REST.match(text, bare.end()).end() if colon and not weak else bare.end()), MASK
 
@@ -213,7 +216,10 @@ _ENTRY = re.compile(r"[-#=*<\[{]|[\w.\-\"']+:(?:\s|$)")   # a list item, a rule,
 
 def _indent(text, start):
     """Spaces before `start` since its line began (a real newline or an escaped `\\n`)."""
-    line = _LINE_BREAK.split(text[max(0, start - 400):start])[-1]
+    window = max(0, start - 400)   # bounded: many keys on one long line stay linear
+    begin = max(text.rfind("\n", window, start) + 1, text.rfind("\\n", window, start) + 2,
+                window)
+    line = text[begin:start]
     return len(line) - len(line.lstrip(" \t"))
 
 
@@ -225,8 +231,8 @@ def _value_line_belongs(text, key_start, value_start):
     `password:`, `--- end log lines ---`, is not)."""
     if not _LINE_BREAK.search(text, key_start, value_start):
         return True
-    end = text.find("\n", value_start)
-    line = _LINE_BREAK.split(text[value_start:len(text) if end == -1 else end], 1)[0]
+    end = _LINE_BREAK.search(text, value_start)
+    line = text[value_start:end.start() if end else len(text)]
     if _ENTRY.match(line):
         return False
     return _indent(text, value_start) > _indent(text, key_start) or (

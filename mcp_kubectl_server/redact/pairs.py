@@ -4,8 +4,8 @@ the password goes, the user stays.
     userinfo   `user:password@host[:port]` with no scheme (`HTTPS_PROXY=bob:pw@proxy:3128`),
                not an image reference (`nginx:1.25@sha256:...`) nor `mailto:bob@host`
     oracle     `USER/PASSWORD@` of Oracle connect strings: after `jdbc:oracle:thin:` (or
-               `oci:`), after an Oracle client (`sqlplus`, `rman`, `expdp`, ..., `connect`)
-               and in `userid=`; a quoted password (`scott/"p@ss w"@host`) whole
+               `oci:`), after an Oracle client (`sqlplus`, `rman target`, `expdp`, ...,
+               `connect`) and in `userid=`; a quoted password (`scott/"p@ss w"@host`) whole
     flags      `-u USER:PASSWORD` and the like, glued (`-uUSER:PASSWORD`), spaced or after `=`,
                quoted or not: curl's `-u`/`--user`, `-U`/`--proxy-user`, and any long flag whose
                last word is user, creds, credentials or auth (`--creds`, `--src-creds`,
@@ -32,8 +32,8 @@ _ORACLE_USER = (r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/"
 # there (`sqlplus scott/tiger`, a local database)
 _ORACLE = [re.compile(r"(?:\b(?:jdbc:)?oracle:(?:thin|oci8?|kprb):|\buserid=|\bconn(?:ect)?[ \t]+)"
                       + _ORACLE_USER + "(?=@)", re.IGNORECASE),
-           re.compile(r"\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[A-Za-z]+)*"
-                      r"[ \t]+" + _ORACLE_USER + "(?=@|[\\s\"']|$)", re.IGNORECASE)]
+           re.compile(r"\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)"
+                      r"(?:[ \t]+(?:-[A-Za-z]+|target|auxiliary|catalog))*[ \t=]+" + _ORACLE_USER + "(?=@|[\\s\"']|$)", re.IGNORECASE)]
 _FLAG = re.compile(r"(?<![^\s\"'\[,(=])(-[uU]|--[A-Za-z\-]*(?:user|creds|credentials|auth))"
                    r"(=|[ \t]+|\\?\"?,[ \t]*\\?\"|(?<=-[uU]))((?:\\?[\"'])?)")
 _PAIR = re.compile(r"([A-Za-z0-9._~@$\\\-]+):")

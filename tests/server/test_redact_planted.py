@@ -24,7 +24,7 @@ import pytest
 
 from fixtures.kube_sim.scenarios import secrets
 from fixtures.kube_sim.scenarios.planted import pieces
-from mcp_kubectl_server.redact import redact
+from mcp_kubectl_server.redact import MASK, redact
 from tests.support.fake_messages_api import FakeMessagesApi, response, text, tool_use
 from tests.agent.cli.test_cli import run_cli_here
 from tests.support.server_support import ServerProcess
@@ -37,6 +37,7 @@ SECRETS = [part for _, parts in PLANTED for part in parts]
 PIECES = frozenset(piece for secret in SECRETS if len(secret) >= 16 for piece in pieces(secret))
 SHORT = [secret for secret in SECRETS if len(secret) < 16]
 MARKERS = [text.split(":", 1)[0] for text, _ in PLANTED]
+KEPT = secrets.kept(SEED)   # what must come out unchanged: Secret names, prose, a log's lines
 K8S = Path(__file__).resolve().parents[1] / "support" / "fake_k8s_mcp_server.py"
 
 
@@ -129,6 +130,27 @@ def test_our_server_never_shows_a_planted_value_in_any_tool(secrets_server):
                                             for line in env)
 
 
+def test_what_is_no_secret_comes_out_of_our_server_unchanged(secrets_server):
+    """Secret names (volume, envFrom, secretKeyRef, imagePullSecret, Ingress TLS), prose after a
+    credential word, and the log's framing line after its last line, a bare `password:`."""
+    call = secrets_server.call
+    pod = call("describe_pod", {"namespace": "prod", "name": "named"})[0]
+    for line in (f"volume tls secret_name={KEPT['volume']}", f"envFrom secret {KEPT['env_from']}",
+                 f"env DB_PASSWORD from secret {KEPT['key_ref']} key password",
+                 f"image_pull_secret {KEPT['pull']} (from the pod)", KEPT["reset"]):
+        assert line in pod, line
+    ingresses = call("get_ingresses", {"namespace": "prod"})[0]
+    assert f"-> Secret {KEPT['ingress']}: " in ingresses
+    node = call("describe_node", {"name": NODES[0]})[0]
+    assert "condition PasswordRotation=False reason=JobCreated " in node
+    assert f'message="{KEPT["rotation"]}"' in node
+    events = call("get_events", {"namespace": "prod", "name": "named"})[0]
+    assert KEPT["reset"] in events
+    logs = call("get_logs", {"namespace": "prod", "name": "named"})[0]
+    assert "\n".join(KEPT["log"]) + "\n" in logs and MASK not in logs, logs
+    assert MASK not in pod + ingresses + events
+
+
 @pytest.mark.parametrize("case", TAIL_CASES, ids=[case[0] for case in TAIL_CASES])
 def test_a_tail_that_cuts_the_key_off_still_hides_the_value(secrets_server, case):
     container, tail, lines, secret = case
@@ -169,6 +191,23 @@ def foreign_objects(rows):
     return "\n".join(out)
 
 
+def foreign_kept(kept):
+    """What is no secret, as a third-party server prints it: Secret names in a pod's and an
+    Ingress's YAML, prose in an event and a node condition, a log ending in a bare key."""
+    return "\n".join([
+        "---", "kind: Pod", "metadata:", "  name: named", "spec:", "  imagePullSecrets:",
+        f"  - name: {kept['pull']}", "  containers:", "  - name: app", "    envFrom:",
+        "    - secretRef:", f"        name: {kept['env_from']}", "    env:",
+        "    - name: DB_PASSWORD", "      valueFrom:", "        secretKeyRef:",
+        "          key: password", f"          name: {kept['key_ref']}", "  volumes:",
+        "  - name: tls", "    secret:", "      defaultMode: 420",
+        f"      secretName: {kept['volume']}", "---", "kind: Ingress", "spec:", "  tls:",
+        "  - hosts:", "    - named.example.com", f"    secretName: {kept['ingress']}", "---",
+        "kind: Event", f"message: {scalar(kept['reset'])}", "---", "kind: Node", "status:",
+        "  conditions:", f"  - message: {scalar(kept['rotation'])}", "    status: \"False\"",
+        "    type: PasswordRotation", "--- pods_log named", *kept["log"], "--- end of log"])
+
+
 PLACES = {"annotations": '    plant.example.com/row-{i}: "{m}',
           "args": '    args:\n    - "{m}', "env values": '      value: "{m}',
           "probe commands": '        - -c\n        - "{m}',
@@ -181,7 +220,8 @@ PLACES = {"annotations": '    plant.example.com/row-{i}: "{m}',
 def test_the_loop_redacts_a_server_that_does_not(tmp_path):
     plant = tmp_path / "plant.txt"
     plant.write_text("\n".join(row for row, _ in PLANTED) + "\n"
-                     + foreign_objects([(i, row) for i, (row, _) in enumerate(PLANTED)]))
+                     + foreign_objects([(i, row) for i, (row, _) in enumerate(PLANTED)]) + "\n"
+                     + foreign_kept(KEPT))
     calls = [tool_use("toolu_01", "pods_list", {"namespace": "prod"}),
              tool_use("toolu_02", "events_list", {"namespace": "prod"})]
     script = [response("tool_use", *calls), response("end_turn", text("done")),
@@ -206,6 +246,7 @@ def test_the_loop_redacts_a_server_that_does_not(tmp_path):
                for block in message["content"]
                if isinstance(block, dict) and block.get("type") == "tool_result"]
     assert len(results) == 2
+    assert foreign_kept(KEPT) in results[1]   # no secret there: it reached the model unchanged
     for place, pattern in PLACES.items():   # every place of every row reached the model, redacted
         missing = [m for i, m in enumerate(MARKERS) if
                    pattern.format(i=f"{i:03d}", m=m) not in results[1]]
