@@ -19,47 +19,91 @@ import re
 
 from .formats import MASK
 
-# user:password@host, the user and the password free of spaces, quotes and `/`; the host a DNS
-# name or an IP, then a port, a path, the end or a delimiter
-_USERINFO = re.compile(r"(?<![\w.+\-/:@%~!$&*])([A-Za-z0-9._~!$&*+%\-]+:)([^\s/@\"'<>`]+)@"
-                       r"(?=([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)(?::\d{1,5})?(?:[/\s\"',;)\]]|$))")
+# `:password@host`, the password free of spaces, quotes and `/`; the host a DNS name or an IP,
+# then a port, a path, the end or a delimiter. Found from its `:` (a literal: a fast scan), the
+# user then read backwards.
+_PASSWORD_AT = re.compile(r":([^\s/@\"'<>`]+)@(?=([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)"
+                          r"(?::\d{1,5})?(?:[/\s\"',;)\]]|$))")
+_USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                        "._~!$&*+%-")
+_NOT_BEFORE_USER = frozenset("/:@")   # `scheme://user:` is files.py's, `a:b:c@` one pair
 _NOT_USERS = {"mailto", "sip", "sips", "tel", "xmpp", "acct", "urn"}
 _DIGESTS = {"sha1", "sha256", "sha384", "sha512", "md5"}
 # a quoted password (`"p@ss w"`, also `\"p@ss w\"` inside a JSON string) or a bare one
 _ORACLE_USER = (r"(\"[^\"\n]*\"|[A-Za-z0-9_$#.\-\[\]]+)/"
                 r"(\\?\"(?:[^\"\\\n]|\\[^\"\n])*\\?\"|[^\s@\"'/\\]+)")
-# after a JDBC or connect prefix the `@host` must follow; an Oracle client's argument may end
-# there (`sqlplus scott/tiger`, a local database)
-_ORACLE = [re.compile(r"(?:\b(?:jdbc:)?oracle:(?:thin|oci8?|kprb):|\buserid=|\bconn(?:ect)?[ \t]+)"
-                      + _ORACLE_USER + "(?=@)", re.IGNORECASE),
-           re.compile(r"\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)"
-                      r"(?:[ \t]+(?:-[A-Za-z]+|target|auxiliary|catalog))*[ \t=]+" + _ORACLE_USER + "(?=@|[\\s\"']|$)", re.IGNORECASE)]
-_FLAG = re.compile(r"(?<![^\s\"'\[,(=])(-[uU]|--[A-Za-z\-]*(?:user|creds|credentials|auth))"
+# Each starts at a word the lower-cased text is scanned for (_ORACLE_WORDS). After a JDBC or
+# connect prefix the `@host` must follow; an Oracle client's argument may end there (`sqlplus
+# scott/tiger`, a local database).
+_ORACLE_AT = re.compile(r"(?:(?:jdbc:)?oracle:(?:thin|oci8?|kprb):|userid=|conn(?:ect)?[ \t]+)"
+                        + _ORACLE_USER + "(?=@)", re.IGNORECASE)
+_ORACLE_CLIENT = re.compile(r"(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)"
+                            r"(?:[ \t]+(?:-[A-Za-z]+|target|auxiliary|catalog))*[ \t=]+"
+                            + _ORACLE_USER + "(?=@|[\\s\"']|$)", re.IGNORECASE)
+_ORACLE_WORDS = re.compile(r"jdbc:|oracle:|userid=|conn|sqlplus|sqlcl|rman|expdp|impdp|sqlldr"
+                           r"|dgmgrl")
+# `-u`, `-U` or a long flag ending in user, creds, credentials or auth, found from its `-`; the
+# character before it (a space, a quote, `[`, `,`, `(`, `=` or none) is checked by hand
+_FLAG = re.compile(r"-(-[A-Za-z\-]*(?:user|creds|credentials|auth)|[uU])"
                    r"(=|[ \t]+|\\?\"?,[ \t]*\\?\"|(?<=-[uU]))((?:\\?[\"'])?)")
+_BEFORE_FLAG = frozenset(" \t\n\r\"'[,(=")
 _PAIR = re.compile(r"([A-Za-z0-9._~@$\\\-]+):")
 _BARE_END = re.compile(r"[^\s\"'`,\]]*")
 
 
 def redact_pairs(text):
     """The passwords of user:password pairs in the forms the module lists."""
-    if "@" in text:
-        text = _USERINFO.sub(_hide_userinfo, text)
+    if "@" in text and ":" in text:
+        text = _redact_userinfo(text)
     if "/" in text:
-        for pattern in _ORACLE:
-            text = pattern.sub(lambda m: m.group(0)[:m.start(2) - m.start(0)] + MASK, text)
+        text = _redact_oracle(text)
     return _redact_flags(text) if "-" in text else text
 
 
-def _hide_userinfo(match):
-    if match.group(1)[:-1].lower() in _NOT_USERS or match.group(3).lower() in _DIGESTS:
-        return match.group(0)
-    return match.group(1) + MASK + "@"
+def _redact_userinfo(text):
+    out, pos = [], 0
+    for match in _PASSWORD_AT.finditer(text):
+        colon = match.start()
+        user = colon
+        while user > 0 and colon - user < 256 and text[user - 1] in _USER_CHARS:
+            user -= 1
+        if (user == colon or colon < pos or (user and (text[user - 1].isalnum() or text[
+                user - 1] in _NOT_BEFORE_USER)) or text[user:colon].lower() in _NOT_USERS
+                or match.group(2).lower() in _DIGESTS):
+            continue
+        out += [text[pos:match.start(1)], MASK]
+        pos = match.end(1)
+    return "".join(out) + text[pos:] if out else text
+
+
+def _redact_oracle(text):
+    lowered = text.lower() if text.isascii() else None
+    if lowered is None or not _ORACLE_WORDS.search(lowered):
+        return text if lowered is not None else _redact_oracle_slow(text)
+    out, pos = [], 0
+    for word in _ORACLE_WORDS.finditer(lowered):
+        at = word.start()
+        if at < pos or (at and lowered[at - 1].isalnum()):
+            continue
+        match = _ORACLE_AT.match(text, at) or _ORACLE_CLIENT.match(text, at)
+        if match:
+            out += [text[pos:match.start(2)], MASK]
+            pos = match.end(2)
+    return "".join(out) + text[pos:] if out else text
+
+
+def _redact_oracle_slow(text):
+    """The same for text that is not ASCII (its lower-cased copy may shift positions)."""
+    for pattern in (_ORACLE_AT, _ORACLE_CLIENT):
+        text = re.sub(r"\b" + pattern.pattern, lambda m: m.group(0)[:m.start(2) - m.start(0)]
+                      + MASK, text, flags=re.IGNORECASE)
+    return text
 
 
 def _redact_flags(text):
     out, pos = [], 0
     for flag in _FLAG.finditer(text):
-        if flag.start() < pos:
+        if flag.start() < pos or (flag.start() and text[flag.start() - 1] not in _BEFORE_FLAG):
             continue
         quote = flag.group(3)
         pair = _PAIR.match(text, flag.end())
