@@ -117,7 +117,9 @@ def _volume_lines(spec):
         elif "configMap" in vol or "secret" in vol:
             kind = "configMap" if "configMap" in vol else "secret"
             ref = vol[kind] or {}
-            lines.append(f"volume {name} {kind.lower()}={ref.get('name') or ref.get('secretName', '?')}"
+            # secret_name=, not secret=: a name key, which redaction shows (`secret=X` it hides)
+            label = "configmap" if kind == "configMap" else "secret_name"
+            lines.append(f"volume {name} {label}={ref.get('name') or ref.get('secretName', '?')}"
                          + (" optional=true" if ref.get("optional") else ""))
         elif "emptyDir" in vol:
             limit = (vol["emptyDir"] or {}).get("sizeLimit")

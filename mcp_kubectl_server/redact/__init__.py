@@ -6,6 +6,8 @@ in the loop (triage_agent imports this package; it imports nothing from either p
     blocks     PEM/PGP blocks (also cut off before END), key bodies whose BEGIN line is gone
     formats    tokens of known vendor formats: one table, prefix + alphabet + length (formats.py)
     urls       credentials in URLs (.git-credentials), .pgpass lines (files.py)
+    pairs      user:password with no scheme, Oracle USER/PASSWORD@, `curl -u USER:PASSWORD`
+               and the like (pairs.py)
     headers    Authorization values, Cookie / Set-Cookie headers, bearer/basic credentials
     keys       values of secret-named keys in every key/value syntax, .netrc (keys.py)
     prose      `secret access key is ...`, random tokens beside a credential word (words.py)
@@ -25,6 +27,7 @@ from .blocks import redact_blocks, redact_key_bodies
 from .files import redact_pgpass, redact_urls
 from .formats import MASK, redact_formats
 from .keys import credential_hits, is_secret_key, redact_assignments
+from .pairs import redact_pairs
 from .shapes import redact_standalone
 from .words import redact_headers, redact_mysql, redact_prose, redact_xml
 
@@ -37,7 +40,7 @@ def redact(text):
         return text
     if "-----" in text:
         text = redact_key_bodies(redact_blocks(text))
-    text = redact_pgpass(redact_urls(redact_formats(text)))
+    text = redact_pgpass(redact_pairs(redact_urls(redact_formats(text))))
     lowered = text.lower() if text.isascii() else None
     text = redact_headers(text, lowered)  # before keys: `token: Bearer x` hides x, too
     lowered = text.lower() if lowered is not None else None

@@ -1,6 +1,7 @@
-"""Known token formats: one table row per vendor format, each a shape made of literal text and
-placeholders, `{alphabet:length}`. The same shape matches a token here and makes a realistic
-fresh one in the tests (tests/server/test_redact_formats.py plants one of each, everywhere).
+"""Known token formats: one table row per vendor format (vendors.py), each a shape made of
+literal text and placeholders, `{alphabet:length}`. The same shape matches a token here and
+makes a realistic fresh one in the tests (tests/server/test_redact_formats.py plants one of
+each, everywhere).
 
     {b62:36}    exactly 36 characters of the b62 alphabet (the last placeholder: 36 or more)
     {hex:32-40} 32 to 40 characters        {b64u:20+} 20 or more characters
@@ -8,159 +9,24 @@ fresh one in the tests (tests/server/test_redact_formats.py plants one of each, 
 
 Rows are written from what each vendor publishes about its own tokens (prefix, alphabet and
 length); a vendor that lengthens its tokens is still matched, since the last part has no upper
-bound. A row whose shape starts with a literal is found through one scan for every prefix at
-once (a trie-shaped pattern, fast on text that has none); the few rows whose literal sits inside
-the token are searched only when that literal occurs in the text.
+bound. A head that announces a credential by itself (`xapp-`, `xoxc-`, `ghp_`, `glpat-`,
+`sk_live_`: four characters or more ending in `_`, `-` or `.`, not a plain word such as `key-`)
+is a token whatever follows it: 8 or more token characters with a digit among them (and not,
+with the head, a Kubernetes object name: `xai-proxy-7d9f4`), even when the body has a layout
+the row does not know (Slack's `xapp-1-A0123...-1234...-0a1b...`).
+
+A row whose shape starts with a literal is found through one scan for every prefix at once (a
+trie-shaped pattern, fast on text that has none); the few rows whose literal sits inside the
+token are searched only when that literal occurs in the text.
 """
 
 import functools
 import re
-from collections import namedtuple
+
+from .vendors import ALPHABETS, CHOICES, ROWS as _ROWS
 
 MASK = "[REDACTED]"
-ALPHABETS = {
-    "b62": "A-Za-z0-9", "b64u": "A-Za-z0-9_\\-", "b64": "A-Za-z0-9+/", "b64p": "A-Za-z0-9+/=",
-    "hex": "0-9a-f", "HEX": "0-9A-F", "Hex": "0-9a-fA-F", "an": "a-z0-9", "AN": "A-Z0-9",
-    "alpha": "A-Za-z", "dig": "0-9", "b62u": "A-Za-z0-9_", "tok": "A-Za-z0-9_\\-.",
-    "bech32": "02-9AC-HJ-NP-Z", "azure": "A-Za-z0-9_~.\\-", "url": "A-Za-z0-9_\\-/",
-    "b62d": "A-Za-z0-9\\-", "mno": "MNO",
-}
-Format = namedtuple("Format", "vendor what shape")
 
-_ROWS = [
-    # cloud providers and their OAuth tokens
-    Format("AWS", "access key id", "{AWSID}{AN:16}"),
-    Format("Google Cloud", "API key", "AIza{b64u:35}"),
-    Format("Google", "OAuth 2.0 access token", "ya29.{tok:40+}"),
-    Format("Google", "OAuth 2.0 refresh token", "1//0{b64u:40+}"),
-    Format("Google", "OAuth client secret", "GOCSPX-{b64u:28}"),
-    Format("Microsoft Entra ID", "client secret", "{azure:3}{dig:1}Q~{azure:31-34}"),
-    Format("Alibaba Cloud", "AccessKey id", "LTAI{b62:20}"),
-    Format("Tencent Cloud", "SecretId", "AKID{b62:32}"),
-    Format("DigitalOcean", "personal, OAuth and refresh tokens", "{DO}_v1_{hex:64}"),
-    Format("Heroku", "API key", "HRKU-{b64u:60}"),
-    Format("Fly.io", "deploy and org tokens", "{FLY}_{b64p:40+}"),
-    Format("HashiCorp Vault", "service, batch and recovery tokens", "{VAULT}.{b64u:24+}"),
-    Format("HashiCorp Terraform Cloud", "API token", "{b62:14}.atlasv1.{b64u:60+}"),
-    Format("Doppler", "tokens (personal, service, CLI, SCIM, audit)", "dp.{DOPPLER}.{b62:40+}"),
-    Format("Pulumi", "access token", "pul-{hex:40}"),
-    Format("Tailscale", "auth, API and OAuth client keys", "tskey-{TAILSCALE}-{b62:20+}"),
-    Format("1Password", "service account token", "ops_eyJ{b64u:40+}"),
-    Format("Supabase", "access token", "sbp_{hex:40}"),
-    Format("Supabase", "secret API key", "sb_secret_{b64u:30+}"),
-    Format("PlanetScale", "service token, password and OAuth token", "pscale_{PSCALE}_{b64u:43}"),
-    Format("Databricks", "personal access token", "dapi{hex:32}"),
-    Format("Netlify", "personal access token", "nfp_{b62:36}"),
-    Format("Cloudflare", "Origin CA key", "v1.0-{hex:24}-{hex:146}"),
-    Format("Dropbox", "short-lived access token", "sl.{b64u:130+}"),
-    # code hosting, CI and developer tools
-    Format("GitHub", "personal, OAuth, user, server and refresh tokens", "{GITHUB}_{b62:36}"),
-    Format("GitHub", "fine-grained personal access token", "github_pat_{b62u:22+}"),
-    Format("GitLab", "access, deploy, runner, trigger, job and other tokens",
-           "{GITLAB}-{b64u:20+}"),
-    Format("GitLab", "runner registration token", "GR1348941{b64u:20+}"),
-    Format("Atlassian", "API token", "ATATT3{b64u:180+}"),
-    Format("Bitbucket", "app password", "ATBB{b62:32+}"),
-    Format("CircleCI", "personal and project API tokens", "CCI{CIRCLE}_{b62u:40+}"),
-    Format("Buildkite", "API access token", "bkua_{hex:40}"),
-    Format("Sourcegraph", "access token", "sgp_{b62u:40+}"),
-    Format("SonarQube", "user, project and global analysis tokens", "{SONAR}_{hex:40}"),
-    Format("JFrog", "API key", "AKCp{b62:69}"),
-    Format("JFrog", "reference token", "cmVmdGtu{b62:56+}"),
-    Format("Docker Hub", "personal and organization access tokens", "dckr_{DOCKER}_{b64u:27+}"),
-    Format("Postman", "API key", "PMAK-{hex:24}-{hex:34}"),
-    Format("Linear", "API key", "lin_api_{b62:40}"),
-    Format("Figma", "personal access token", "figd_{b64u:40+}"),
-    Format("Notion", "integration secret", "{NOTION}_{b62:43+}"),
-    Format("Airtable", "personal access token", "pat{b62:14}.{hex:64}"),
-    Format("Contentful", "personal access token", "CFPAT-{b64u:43}"),
-    Format("Octopus Deploy", "API key", "API-{AN:26+}"),
-    # package registries
-    Format("npm", "access token", "npm_{b62:36}"),
-    Format("PyPI", "API token", "pypi-AgE{b64u:60+}"),
-    Format("RubyGems", "API key", "rubygems_{hex:48}"),
-    Format("NuGet", "API key", "oy2{an:43}"),
-    Format("crates.io", "API token", "cio{b62:32}"),
-    Format("Clojars", "deploy token", "CLOJARS_{hex:60}"),
-    # payment
-    Format("Stripe", "secret and restricted keys", "{STRIPE}_{b62:16+}"),
-    Format("Stripe / Svix / Standard Webhooks", "webhook signing secret", "whsec_{b64p:32+}"),
-    Format("Square", "access token", "EAAA{b64u:60}"),
-    Format("Square", "OAuth access token and secret", "sq0{SQUARE}-{b64u:22+}"),
-    Format("Braintree", "access token", "access_token${BRAINTREE}${an:16}${hex:32}"),
-    Format("Razorpay", "API key id", "rzp_{LIVETEST}_{b62:14}"),
-    Format("Flutterwave", "secret key", "FLWSECK{FLW}-{hex:32}-X"),
-    Format("Shopify", "access tokens and shared secret", "shp{SHOPIFY}_{Hex:32}"),
-    Format("Plaid", "access token", "access-{PLAID}-{UUID}"),
-    Format("PayPal", "OAuth access token", "A21AA{b64u:60+}"),
-    Format("Shippo", "API token", "shippo_{LIVETEST}_{hex:40}"),
-    Format("EasyPost", "API key", "EZ{EASYPOST}K{b62:54}"),
-    # messaging
-    Format("Slack", "bot, user, app, refresh and config tokens", "{SLACK}-{dig:9-13}-{b62d:10+}"),
-    Format("Slack", "incoming webhook URL", "hooks.slack.com/{SLACKHOOK}/{url:20+}"),
-    Format("Discord", "webhook URL", "discord{DISCORD}.com/api/webhooks/{dig:17-19}/{b64u:60+}"),
-    Format("Discord", "bot token", "{mno:1}{b64u:23-25}.{b64u:6}.{b64u:27+}"),
-    Format("Microsoft Teams", "incoming webhook URL", "webhook.office.com/webhookb2/{url:40+}"),
-    Format("Telegram", "bot token", "{dig:8-10}:AA{b64u:33}"),
-    Format("Twilio", "API key SID", "SK{hex:32}"),
-    # e-mail
-    Format("SendGrid", "API key", "SG.{b64u:22}.{b64u:43}"),
-    Format("Mailgun", "API key", "key-{hex:32}"),
-    Format("Mailchimp", "API key", "{hex:32}-us{dig:1-2}"),
-    Format("Brevo", "API and SMTP keys", "x{BREVO}sib-{hex:64}-{b62:16}"),
-    Format("Resend", "API key", "re_{b62:8}_{b62u:24+}"),
-    # observability
-    Format("Grafana", "service account token", "glsa_{b62:32}_{hex:8}"),
-    Format("Grafana Cloud", "access policy token", "glc_{b64p:32+}"),
-    Format("New Relic", "user, insert, admin and browser keys", "NR{NEWRELIC}-{AN:27}"),
-    Format("New Relic", "license key", "{hex:36}NRAL"),
-    Format("Sentry", "organization auth token", "sntrys_eyJ{b64p:60+}"),
-    Format("Sentry", "user auth token", "sntryu_{hex:64}"),
-    Format("Dynatrace", "API token", "dt0c01.{AN:24}.{AN:64}"),
-    Format("Honeycomb", "ingest and management keys", "hc{HONEYCOMB}_{an:58+}"),
-    # model hubs and model APIs
-    Format("Hugging Face", "user access token", "hf_{alpha:34}"),
-    Format("Hugging Face", "organization API token", "api_org_{alpha:34}"),
-    Format("OpenAI / Anthropic / OpenRouter", "API keys (sk-, sk-proj-, sk-ant-...)",
-           "sk-{b64u:32+}"),
-    Format("Replicate", "API token", "r8_{b62:37}"),
-    Format("Groq", "API key", "gsk_{b62:52}"),
-    Format("Perplexity", "API key", "pplx-{b62:48}"),
-    Format("xAI", "API key", "xai-{b62:80}"),
-    Format("LangSmith", "personal and service keys", "lsv2_{LANGSMITH}_{hex:32}_{hex:10}"),
-    Format("Pinecone", "API key", "pcsk_{b62u:60+}"),
-    # file encryption
-    Format("age", "X25519 secret key", "AGE-SECRET-KEY-1{bech32:58}"),
-    Format("age", "plugin identity", "AGE-PLUGIN-{AN:3-12}-1{bech32:40+}"),
-    # signed tokens
-    Format("JSON Web Token", "header.payload.signature (also cut short)", "eyJ{b64u:8+}{JWT}"),
-    Format("Adafruit IO", "key", "aio_{b62:28}"),
-    Format("Prefect", "API key", "pnu_{b62:36}"),
-    Format("ReadMe", "API key", "rdme_{an:70}"),
-    Format("Frame.io", "developer token", "fio-u-{b64u:64}"),
-]
-# Alternatives a shape names in capitals: {NAME} is any one of these literals.
-CHOICES = {
-    "AWSID": ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA",
-              "AROA", "ASCA"),
-    "DO": ("dop", "doo", "dor"), "FLY": ("fo1", "fm1r", "fm1a", "fm2"),
-    "VAULT": ("hvs", "hvb", "hvr"), "DOPPLER": ("pt", "st", "sa", "ct", "scim", "audit"),
-    "TAILSCALE": ("auth", "api", "client", "scim", "webhook"),
-    "PSCALE": ("tkn", "pw", "oauth"), "GITHUB": ("ghp", "gho", "ghu", "ghs", "ghr"),
-    "GITLAB": ("glpat", "gldt", "glrt", "glrtr", "glptt", "glcbt", "glft", "glimt", "glagent",
-               "gloas", "glsoat", "glffct", "glwt", "gltst"),
-    "CIRCLE": ("PAT", "PRJ"), "SONAR": ("squ", "sqp", "sqa"), "DOCKER": ("pat", "oat"),
-    "NOTION": ("secret", "ntn"), "STRIPE": ("sk_live", "sk_test", "rk_live", "rk_test"),
-    "SQUARE": ("atp", "csp"), "BRAINTREE": ("production", "sandbox"),
-    "LIVETEST": ("live", "test"), "FLW": ("", "_TEST"),
-    "SHOPIFY": ("at", "ca", "pa", "ss"), "PLAID": ("production", "development", "sandbox"),
-    "EASYPOST": ("A", "T"), "SLACK": ("xoxb", "xoxp", "xoxa", "xoxr", "xoxs", "xoxe",
-                                     "xoxe.xoxp", "xapp"),
-    "SLACKHOOK": ("services", "workflows", "triggers"), "DISCORD": ("", "app"),
-    "BREVO": ("key", "smtp"),
-    "NEWRELIC": ("AK", "II", "AA", "JS"), "HONEYCOMB": ("aik", "xik", "amk", "xmk"),
-    "LANGSMITH": ("pt", "sk"),
-}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9]+)(?::(\d+)(?:(\+)|-(\d+))?)?\}")
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
@@ -211,7 +77,7 @@ def _regex(shape, *, shortest=False):
     return "".join(out)
 
 
-def _prefixes(shape):
+def prefixes(shape):
     """The literal texts a shape can start with, or () when it starts with a run."""
     heads = [""]
     for piece in parts(shape):
@@ -249,12 +115,15 @@ def _table():
     by_head, infix = {}, []
     for row in _ROWS:
         source = _regex(row.shape)
-        heads = _prefixes(row.shape)
+        heads = prefixes(row.shape)
         for head in heads:  # a short plain head (SK, cio, pat) needs letters and digits after it
             weak = len(head) <= 3 and head.isalnum()
             by_head.setdefault(head, []).append((source, weak))
         if not heads:
             infix.append(_infix(row.shape, re.compile(source)))
+    for head, sources in by_head.items():   # tried after the head's own rows
+        if announces(head):
+            sources.append((re.escape(head) + _ANY_BODY, _LOOSE))
     # A token starts the text or follows a character that is not a letter or digit: scanning
     # for that character first leaves the trie most positions untried.
     trie = _trie(sorted(by_head, key=len, reverse=True))
@@ -262,6 +131,29 @@ def _table():
 
 
 _pattern = functools.cache(re.compile)
+# %2B: URL-encoded; at most 400: a head repeated (`xoxb-xoxb-...`) must not read on each time
+_ANY_BODY, _LOOSE = r"(?:[A-Za-z0-9_\-]|%[0-9A-Fa-f]{2}){8,400}", "loose"
+# Heads that are also an ordinary word or a version (`key-rotation-2`, `API-GATEWAY-1`,
+# `v1.0-rc1`): after them only a row's whole shape is a token.
+_WORD_HEADS = frozenset({"key-", "API-", "secret_", "v1.0-"})
+
+
+_OBJECT_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def announces(head):
+    """True when a token head says `credential` by itself, so any body after it is one."""
+    return len(head) >= 4 and head[-1] in "_-." and head not in _WORD_HEADS
+
+
+def _loose_token(token, body):
+    """An announcing head's body of no known layout: it has a digit, and the whole is not shaped
+    like a Kubernetes object name (`xai-proxy-7d9f4`, `glft-sync-2`: lowercase words and short
+    generated suffixes; a run of 12 or more with a digit in it is a token's, not a name's)."""
+    if not any(c.isdigit() for c in body):
+        return False
+    return not _OBJECT_NAME.fullmatch(token) or any(
+        len(part) >= 12 and not part.isalpha() for part in token.split("-"))
 
 
 def _infix(shape, pattern):
@@ -292,15 +184,22 @@ def _name(piece):
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _token_end(text, start, longest, by_head):
+def _token_end(text, start, longest, by_head, loose):
     """Where the known token starting at `start` ends, or None when none starts there;
-    `longest` is the longest head the scan found there (shorter heads are tried after it)."""
+    `longest` is the longest head the scan found there (shorter heads are tried after it).
+    `loose` ([end]) is where the last body of no known layout that was no token ended: a head
+    inside it (`xoxb-xoxb-xoxb-...`) has no other body to try, so it is not read again."""
     for size in range(len(longest), 1, -1):
         head = longest[:size]
         if head in by_head:
             for source, weak in by_head[head]:
+                if weak == _LOOSE and start < loose[0]:
+                    continue
                 match = _pattern(source).match(text, start)
-                if match and not (weak and _plain(match.group(0)[len(head):])):
+                body = match and match.group(0)[len(head):]
+                if match and weak == _LOOSE and not _loose_token(match.group(0), body):
+                    loose[0] = match.end()
+                elif match and not (weak and _plain(body)):
                     return match.end()
     return None
 
@@ -316,10 +215,11 @@ def redact_formats(text):
     spans = []
     first = at_start.match(text)
     hits = [(0, first.group(0))] if first else []
+    loose = [0]
     for start, head in hits + [(hit.start(1), hit.group(1)) for hit in scan.finditer(text)]:
         if spans and start < spans[-1][1]:
             continue
-        end = _token_end(text, start, head, by_head)
+        end = _token_end(text, start, head, by_head, loose)
         if end:
             spans.append((start, end))
     for rest, pattern, low, high in infix:

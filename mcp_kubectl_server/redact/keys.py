@@ -37,9 +37,10 @@ KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 # and the spaces, newlines or literal `\n` after. The key is matched atomically (lookahead plus
 # backreference): linear time on any input.
 _ASSIGNMENT = re.compile(r"(?=([A-Za-z0-9_.\-]+))\1"
-                         r"((?:\\?[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
+                         r"((?:\\*[\"'])?[ \t]*(?:=>|=|:(?!//))(?:\s|\\n)*|[ \t]+)")
 _QUOTED = {q: re.compile(q + r"(?:[^" + q + r"\\\n]|\\.)*" + q + "?") for q in "\"'"}
 _ESCAPED = re.compile(r'\\"(?:[^\\\n]|\\[^"])*(?:\\"|$)', re.MULTILINE)
+_DEEPER = re.compile(r'\\{3,}"')   # JSON in JSON in JSON (a YAML or JSON string of it): \\\"
 _BARE = re.compile(r"[^\s\"',;&)}\]<]+")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*[ \t]*(?=\n)")
 _PROSE = re.compile(r"[a-z]{1,12}\b|\(")   # `API_TOKEN from secret x`: a word, not a value
@@ -56,15 +57,37 @@ _ERROR_PROSE = re.compile(rf"(?:{_ERROR_WORDS}) [a-z]{{2,12}} [a-z]{{2,12}}\b"
 # until a word that starts another pair (`user=bob`, `host:`), a comment (` #`) or punctuation.
 _PHRASE_REST = re.compile(r"(?:[ \t]+(?![^\s=:]+[=:])[^\s\"',;&)}\]<#]+)*")
 _SET = re.compile(r"\bset[ \t]+$")
-_NETRC = re.compile(r"(?:^|\s)(?:machine|login|default)\s+\S")
+# `KEY=True`: a condition's status (`PasswordRotation=False`) or a switch, not a credential
+_STATES = {"true", "false", "unknown", "null", "none"}
+# .netrc: `password` right after `machine HOST` (or `default`) and its `login USER` / `account
+# A` / `port P` pairs, on one line or several. `login failed; password reset ...` and `the
+# default password rotation job` are prose.
+_NETRC = re.compile(r"(?:^|[\s\"']|\\n)(?:machine(?:\s|\\n)+[^\s\\]+(?:(?:\s|\\n)+(?:login|account|port)"
+                    r"(?:\s|\\n)+[^\s\\]+)*|default(?:(?:\s|\\n)+(?:login|account|port)(?:\s|\\n)+"
+                    r"[^\s\\]+)+)(?:\s|\\n)+$")   # `\\n`: the lines of a JSON or YAML string
+
+
+# A key that names a Secret object rather than holding a credential: `secretName`, `secretRef`,
+# `secretKeyRef`, `secret_name`, `imagePullSecrets`, `existingSecret`. The name is what an
+# operator needs (which Secret a volume, an env or an Ingress's TLS uses) and is no secret.
+_REFERENCE_LAST = {"name", "names", "ref", "refs", "namespace"}
+
+
+def names_a_secret(words):
+    """True when a key's words (lowercase) say its value is the name of a Secret object."""
+    return bool(words) and (words[-1] in _REFERENCE_LAST or words[0] == "existing"
+                            or words[-2:] == ["pull", "secrets"])
 
 
 @functools.lru_cache(maxsize=4096)  # pure; the same keys come back in every result (pod=, code=)
 def is_secret_key(key):
-    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...)."""
+    """True when a key's name says its value is secret (DB_PASSWORD, apiKey, AccountKey, ...);
+    a key naming a Secret object (secretName, imagePullSecrets) is not one."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if names_a_secret(words):
+        return False
     if _SECRET_INSIDE.search(key):
         return True
-    words = [w.lower() for w in _WORDS.findall(key)]
     return any(w in _SECRET_WORDS for w in words) or any(
         pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
 
@@ -149,14 +172,26 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
         if weak and not secret_value(text[start + 2:end - 2 * closed]):
             return None
         return end, '\\"' + MASK + ('\\"' if closed else "")
+    deeper = _DEEPER.match(text, start)
+    if deeper:   # `\\\"value\\\"`: up to the same escaped quote, on this line
+        opener, line_end = deeper.group(0), text.find("\n", start)
+        end = text.find(opener, deeper.end(), len(text) if line_end == -1 else line_end)
+        closed = end != -1
+        end = end + len(opener) if closed else (len(text) if line_end == -1 else line_end)
+        if weak and not secret_value(text[deeper.end():end - len(opener) * closed]):
+            return None
+        return end, opener + MASK + (opener if closed else "")
     if text.startswith(MASK, start):  # an earlier pass hid it: done, nothing left to look at
         return start + len(MASK), MASK
+    if text.startswith("{", start):   # a mapping (`"secret": {"secretName": ...}`): its own
+        return None                   # keys are looked at one by one
     if (prose_kept and _PROSE.match(text, start)) or (colon and _ERROR_PROSE.match(text, start)):
         return None
     if _BLOCK_SCALAR.match(text, start):
         return None if weak else _block_body(text, start)
     bare = _BARE.match(text, start)
-    if not bare or (weak and not secret_value(bare.group(0))):
+    if not bare or (weak and not secret_value(bare.group(0))) or (
+            bare.group(0).lower() in _STATES and not colon):
         return None
     return (_PHRASE_REST.match(text, bare.end()).end() if colon and not weak else bare.end()), MASK
 
@@ -170,9 +205,38 @@ def _spaced_form(text, match, key):
     if "_" in key.strip("_"):
         return True            # `DB_PASSWORD hunter2`, but `API_TOKEN from secret x` is prose
     if key.lower() in ("password", "passwd") and _NETRC.search(
-            text, max(0, match.start() - 200), match.start()):
+            text[max(0, match.start() - 200):match.start()]):
         return False           # .netrc: `machine HOST login USER password VALUE`
     return None                # `the password expired`: prose
+
+
+_LINE_BREAK = re.compile(r"\n|\\n")
+_ENTRY = re.compile(r"[-#=*<\[{]|[\w.\-\"']+:(?:\s|$)")   # a list item, a rule, another key
+
+
+def _indent(text, start):
+    """Spaces before `start` since its line began (a real newline or an escaped `\\n`)."""
+    window = max(0, start - 400)   # bounded: many keys on one long line stay linear
+    begin = max(text.rfind("\n", window, start) + 1, text.rfind("\\n", window, start) + 2,
+                window)
+    line = text[begin:start]
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _value_line_belongs(text, key_start, value_start):
+    """For a value on a line below its key (`password:` then a newline): True when that line is
+    the key's value, not what follows it. A YAML scalar below its key is indented deeper and is
+    not another entry (`secretName: x`, `- name: x`); a line at the key's indentation or less is
+    the value only when it is one bare word (a tool's own framing line after a log's last
+    `password:`, `--- end log lines ---`, is not)."""
+    if not _LINE_BREAK.search(text, key_start, value_start):
+        return True
+    end = _LINE_BREAK.search(text, value_start)
+    line = text[value_start:end.start() if end else len(text)]
+    if _ENTRY.match(line):
+        return False
+    return _indent(text, value_start) > _indent(text, key_start) or (
+        bool(line.strip()) and len(line.split()) == 1)
 
 
 def redact_assignments(text, starts):
@@ -200,6 +264,8 @@ def _assignment(text, start):
     if not strength:
         return None
     key, strong = match.group(1), strength == "strong"
+    if not _value_line_belongs(text, start, match.end()):
+        return None
     prose_kept = False
     if not match.group(2).strip():
         prose_kept = _spaced_form(text, match, key) if strong else None

@@ -29,6 +29,12 @@ from collections import Counter
 from .formats import MASK
 
 TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
+# A token with URL-encoded characters inside (`%2B`, `%2F`, `%3D`: an Azure SAS `sig`) is judged
+# decoded and hidden whole, escapes and all; it is found from an escape (a literal `%`: a fast
+# scan), then read both ways.
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_ENCODED_AROUND = re.compile(r"(?:[A-Za-z0-9+/_\-]|%[0-9A-Fa-f]{2})+(?:=|%3[dD]){0,2}")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
@@ -125,7 +131,7 @@ def _of_words(camel):
 def secret_value(value):
     """For a weak key (auth, key, sig): does its value look like a secret? A random-looking
     token, or base64 of `user:password` (docker's config.json)."""
-    value = value.strip()
+    value = url_decoded(value.strip())
     if len(value) < 8 or " " in value or value.startswith(MASK):
         return False
     if looks_random(value, strict=False) and not kept(value, value, 0):
@@ -148,20 +154,55 @@ def _alone_on_line(text, start, end):
     return not before.strip(_SPACE) and not after.strip(_SPACE)
 
 
+def url_decoded(token):
+    """A token with its URL escapes decoded (`%2B` -> `+`): its shape is judged on that."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(0)[1:], 16)), token) if "%" in token else token
+
+
+def encoded_tokens(text, start=0, end=None):
+    """The spans of the tokens with URL escapes in them, between `start` and `end`."""
+    end, spans = len(text) if end is None else end, []
+    for escape in _ESCAPE.finditer(text, start, end):
+        if spans and escape.start() < spans[-1][1]:
+            continue
+        begin = escape.start()
+        while begin > start:
+            if begin - 3 >= start and _ESCAPE.fullmatch(text, begin - 3, begin):
+                begin -= 3
+            elif text[begin - 1] in _TOKEN_CHARS:
+                begin -= 1
+            else:
+                break
+        spans.append(_ENCODED_AROUND.match(text, begin, end).span())
+    return spans
+
+
+def _tokens(text):
+    """(start, end) of every token redact_standalone looks at, in order."""
+    spans = [match.span() for match in TOKEN.finditer(text)]
+    if "%" not in text:
+        return spans
+    encoded = encoded_tokens(text)
+    return sorted([s for s in spans if not any(a <= s[0] < b for a, b in encoded)] + encoded)
+
+
 def redact_standalone(text):
     """Long random-looking tokens anywhere, and lines of bare key material."""
     out, pos = [], 0
-    for match in TOKEN.finditer(text):
-        token, start = match.group(0), match.start()
+    for start, end in _tokens(text):
+        if start < pos:
+            continue
+        token = text[start:end]
         if token[0] == "n" and text[start - 1:start] == "\\":   # after an escaped newline
             token, start = token[1:], start + 1
-        body = token.rstrip("=")
+        body = url_decoded(token).rstrip("=")
+        if len(body) < 32:
+            continue
         upper, lower, digit = _classes(body)
         if not (upper and lower and digit) or kept(body, text, start):
             continue   # both rules below want every class
-        material = _BASE64.fullmatch(body) and _alone_on_line(
-            text, start, match.end())
+        material = _BASE64.fullmatch(body) and _alone_on_line(text, start, end)
         if material or looks_random(body, strict=True):
             out += [text[pos:start], MASK]
-            pos = match.end()
+            pos = end
     return "".join(out) + text[pos:] if out else text

@@ -15,7 +15,7 @@ import re
 
 from .formats import MASK
 from .keys import KEY_CHARS, is_secret_key, key_strength, names_credential
-from .shapes import kept, looks_random
+from .shapes import kept, looks_random, url_decoded
 
 _HEADERS = [
     ("authorization", re.compile(r"(\bauthorization\b[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic"
@@ -27,6 +27,7 @@ _HEADERS = [
     ("basic", re.compile(r"\b(basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), r"\1 " + MASK),
 ]
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_TOKEN_ENCODED = re.compile(r"(?:[A-Za-z0-9+/_\-]|%[0-9A-Fa-f]{2}){16,}(?:=|%3[dD]){0,2}")  # %2B
 _WORD = re.compile(r"[^\s\"'`,;()\[\]{}<>]+")
 _CONNECTORS = {"is", "was", "are", "were", "to", "now", "set", "still"}
 _PLAIN = re.compile(r"[a-z]{1,12}|[A-Za-z][a-z]{0,11}")
@@ -96,8 +97,9 @@ def redact_prose(text, starts):
             w_start, w_end, word = words[value]
             spans.append((w_start, w_start + len(word.rstrip(".,!"))))
         for w_start, w_end, _ in words[:_NEARBY]:
-            for piece in _TOKEN.finditer(text, w_start, w_end):
-                token, offset = piece.group(0), piece.start()
+            encoded = text.find("%", w_start, w_end) != -1
+            for piece in (_TOKEN_ENCODED if encoded else _TOKEN).finditer(text, w_start, w_end):
+                token, offset = url_decoded(piece.group(0)), piece.start()
                 if looks_random(token, strict=False) and not kept(token, text, offset):
                     spans.append((offset, piece.end()))
     return _apply(text, spans)

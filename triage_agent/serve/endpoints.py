@@ -23,7 +23,7 @@ import json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from triage_agent.serve import alerts, api, web
-from triage_agent.serve.runs import RUN_ID
+from triage_agent.serve.runs import RUN_ID, received_order
 from triage_agent.serve.sessions import Sessions
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -67,10 +67,16 @@ class Service:
             return None
 
     def recent_runs(self, limit=50) -> list:
-        """[(outcome doc, its approvals)] of the newest finished runs (run ids sort by time)."""
+        """[(outcome doc, its approvals)] of the newest finished runs, newest first by the time
+        each alert was received (runs.received_order). A run id carries that time to the second:
+        the newest `limit` ids, and every other id of the last one's second, hold the newest."""
         names = sorted((p.name[:-len(".json")] for p in self.outbox.glob("r-*.json")
-                        if RUN_ID.match(p.name[:-len(".json")])), reverse=True)[:limit]
-        docs = [doc for doc in map(self.read_run, names) if doc]
+                        if RUN_ID.match(p.name[:-len(".json")])), reverse=True)
+        cut = min(limit, len(names))
+        while 0 < cut < len(names) and names[cut][:17] == names[cut - 1][:17]:  # r-YYYY...SS
+            cut += 1
+        docs = sorted((doc for doc in map(self.read_run, names[:cut]) if doc),
+                      key=received_order, reverse=True)[:limit]
         return [(doc, self.approvals.list(doc["run_id"]) if self.approvals else [])
                 for doc in docs]
 

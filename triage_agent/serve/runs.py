@@ -35,6 +35,8 @@ class Job:
     alert: dict            # one firing alert as alerts.parse_payload gives it
     received_at: str
     started_at: str = None
+    arrival: int = 0       # the engine's count of alerts received when this one came: ties of
+    # received_at (same millisecond) list in the order they arrived
 
 
 @dataclass
@@ -50,15 +52,26 @@ class Stats:
     forward_failures: int = 0
 
 
-def now_iso():
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def now_iso(now=None):
+    now = now or datetime.now(timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 RUN_ID = re.compile(r"^r-[0-9TZ]{15}-[0-9a-f]{8}$")  # what new_run_id makes
 
 
-def new_run_id():
-    return "r-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
+def new_run_id(now=None):
+    """r-YYYYMMDDTHHMMSS-RANDOM: one-second resolution, so ids sort by time only to the second
+    (the run list orders by received_at and arrival: received_order)."""
+    now = now or datetime.now(timezone.utc)
+    return "r-" + now.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
+
+
+def received_order(doc):
+    """Sort key of an outcome document by when its alert was received: the millisecond, then
+    the order of arrival within it (documents from before `arrival` existed count as 0)."""
+    arrival = doc.get("arrival")
+    return str(doc.get("received_at") or ""), arrival if isinstance(arrival, int) else 0
 
 
 def write_atomically(path, doc):
@@ -117,7 +130,8 @@ class Engine:
                 return "deduplicated", known[1]
             if len(self._queue) >= self.queue_size:
                 return self._refuse("queue_full")
-            job = Job(new_run_id(), alert, now_iso())
+            now = datetime.now(timezone.utc)   # one instant: the id's second is received_at's
+            job = Job(new_run_id(now), alert, now_iso(now), arrival=self.stats.received)
             self._queue.append(job)
             self._known[fingerprint] = ("queued", job.run_id, self.clock())
             self._lock.notify()
@@ -178,8 +192,8 @@ class Engine:
         stop = (outcome or {}).get("stop") or status
         doc = {"run_id": job.run_id, "status": status,
                "alert": _identity(job.alert), "received_at": job.received_at,
-               "started_at": job.started_at, "finished_at": now_iso(), "exit_code": code,
-               "outcome": outcome, "error": error}
+               "arrival": job.arrival, "started_at": job.started_at, "finished_at": now_iso(),
+               "exit_code": code, "outcome": outcome, "error": error}
         self._write(doc)
         with self._lock:
             self._running.pop(job.run_id, None)
@@ -221,7 +235,8 @@ class Engine:
             self._lock.notify_all()
         for job in left:
             self._write({"run_id": job.run_id, "status": "not_run", "alert": _identity(job.alert),
-                         "received_at": job.received_at, "started_at": None,
+                         "received_at": job.received_at, "arrival": job.arrival,
+                         "started_at": None,
                          "finished_at": now_iso(), "exit_code": None, "outcome": None,
                          "error": "the service stopped before this run started"})
             with self._lock:

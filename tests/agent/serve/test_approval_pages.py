@@ -132,6 +132,47 @@ def test_pages_need_a_session_and_carry_the_security_headers(site):
     assert status == 200 and headers["content-type"].startswith("text/css")
 
 
+def test_the_run_list_is_newest_first_also_within_one_second(site):
+    """Run ids have a one-second time and a random suffix: alerts accepted in one second list
+    by the millisecond they were received, then by arrival (issue 46)."""
+    service, record, _, _ = site
+    ids = []
+    for i in range(8):   # one POST each, back to back: well within one second for most
+        status, _, text = request(service, "POST", "/alertmanager",
+                                  json.dumps(webhook(alert(f"order-{i}"))),
+                                  {"Authorization": f"Bearer {WEBHOOK}"})
+        assert status == 202, text
+        ids += [entry["run_id"] for entry in json.loads(text)["queued"]]
+    seconds = [run_id[:17] for run_id in ids]
+    assert len(ids) == 8 and max(map(seconds.count, seconds)) >= 4   # ties of the id's second
+    assert service.engine.wait_idle(10)
+    sid, _ = session(service)
+    status, _, page = request(service, "GET", "/", headers={"Cookie": sid})
+    listed = re.findall(r'<a href="/runs/(r-[^"]+)">', page)
+    assert status == 200 and listed == ids[::-1] + [record["run_id"]], (listed, ids)
+    docs = [service.read_run(run_id) for run_id in ids]
+    assert [doc["arrival"] for doc in docs] == sorted(doc["arrival"] for doc in docs)
+
+
+def test_within_one_millisecond_arrival_decides_whatever_the_ids_random_part(tmp_path):
+    """Outcome files whose random id suffixes sort against their arrival, all in one second and
+    the last two in one millisecond; the list cut (limit) still sees the whole second."""
+    outbox = tmp_path / "outbox"
+    engine = runs.Engine(runner=None, outbox=outbox)
+    service = endpoints.Service(engine, ceiling=("prod",))
+    received = ["2026-12-07T20:00:00.120Z", "2026-12-07T20:00:00.480Z", "2026-12-07T20:00:00.480Z"]
+    older = {"run_id": "r-20261207T195959-00000000", "received_at": "2026-12-07T19:59:59.999Z",
+             "arrival": 9}   # arrival counts restart with the service: the time comes first
+    for suffix, at, arrival in zip(("ffffffff", "80000000", "00000000"), received, (1, 2, 3)):
+        doc = {"run_id": f"r-20261207T200000-{suffix}", "received_at": at, "arrival": arrival}
+        runs.write_atomically(outbox / f"{doc['run_id']}.json", doc)
+    runs.write_atomically(outbox / f"{older['run_id']}.json", older)
+    listed = [doc["run_id"][-8:] for doc, _ in service.recent_runs()]
+    assert listed == ["00000000", "80000000", "ffffffff", "00000000"]
+    assert [doc["run_id"][-8:] for doc, _ in service.recent_runs(limit=1)] == ["00000000"]
+    assert [doc["arrival"] for doc, _ in service.recent_runs(limit=3)] == [3, 2, 1]
+
+
 def test_the_run_page_for_browsers_and_json_for_api_clients(site):
     service, record, clock, _ = site
     sid, _ = session(service)
