@@ -151,10 +151,10 @@ def test_a_model_still_loading_is_retried_like_an_overload():
 
 
 def test_an_error_body_of_plain_text_or_a_string_is_kept_readable():
-    from triage_agent.model.messages import _error_fields
-    assert _error_fields(500, b'{"error": "model \\"x\\" not found"}') == (
+    from triage_agent.model.gateway import error_fields
+    assert error_fields(500, b'{"error": "model \\"x\\" not found"}') == (
         "http_500", 'model "x" not found', None)
-    assert _error_fields(502, b"Bad Gateway") == ("http_502", "Bad Gateway", None)
+    assert error_fields(502, b"Bad Gateway") == ("http_502", "Bad Gateway", None)
 
 
 def test_the_first_byte_may_take_longer_than_the_idle_timeout():
