@@ -14,6 +14,7 @@ item's `"bedrock": {...}` changes the stream: `split` (byte piece sizes), `after
 FakeVertex serves `POST /v1/projects/P/locations/R/publishers/anthropic/models/MODEL:rawPredict`
 (and `:streamRawPredict`, server-sent events as the hosted API sends them), accepting only the
 bearer tokens in `.tokens`; a bad one is Google's 401 UNAUTHENTICATED.
+botocore is imported where it is used: a collection of the tests loads none of it.
 """
 
 import base64
@@ -21,14 +22,6 @@ import datetime
 import json
 import re
 import urllib.parse
-
-from botocore import auth as botocore_auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials as BotoCredentials
-from botocore.eventstream import EventStreamBuffer
-from botocore.loaders import Loader
-from botocore.model import ServiceModel
-from botocore.parsers import EventStreamJSONParser
 
 from tests.support import fake_sse
 from tests.support.fake_messages_api import FakeMessagesApi
@@ -43,6 +36,8 @@ _SHAPE = []
 
 def response_stream_shape():
     """botocore's ResponseStream shape of bedrock-runtime (what the official client parses)."""
+    from botocore.loaders import Loader
+    from botocore.model import ServiceModel
     if not _SHAPE:
         model = ServiceModel(Loader().load_service_model("bedrock-runtime", "service-2"))
         _SHAPE.append(model.shape_for("ResponseStream"))
@@ -52,6 +47,8 @@ def response_stream_shape():
 def botocore_reads(frame: bytes) -> dict:
     """The frame as botocore's parser reads it ({"chunk": {"bytes": ...}}, or for an exception
     {"Error": {"Code", "Message"}})."""
+    from botocore.eventstream import EventStreamBuffer
+    from botocore.parsers import EventStreamJSONParser
     buffer = EventStreamBuffer()
     buffer.add_data(frame)
     (message,) = list(buffer)
@@ -108,6 +105,9 @@ class FakeBedrock(FakeMessagesApi):
 
     def signature_problem(self, method, path, headers, raw):
         """(exception, message) when the request is not signed as botocore would sign it."""
+        from botocore import auth as botocore_auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials as BotoCredentials
         lower = {k.lower(): v for k, v in headers.items()}
         said = lower.get("authorization", "")
         access = re.search(r"Credential=([^/]+)/", said)

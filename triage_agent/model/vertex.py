@@ -10,7 +10,7 @@
           "anthropic_version": "2026-10-21", as the official `anthropic` package's Vertex
           client sends it
     headers: authorization: Bearer TOKEN (gcp_tokens.py, fresh before it expires),
-             content-type, anthropic-version
+             content-type (the version travels in the body only, as the official client does)
 
 The answer is the hosted API's: a message, or server-sent events read by sse.py. Google's own
 error envelope ({"error": {"code", "message", "status"}}) is put in the operator's words.
@@ -29,6 +29,12 @@ STATUSES = {"PERMISSION_DENIED": "permission_error", "UNAUTHENTICATED": "authent
             "FAILED_PRECONDITION": "invalid_request_error",
             "RESOURCE_EXHAUSTED": "rate_limit_error", "UNAVAILABLE": "overloaded_error",
             "DEADLINE_EXCEEDED": "timeout_error", "INTERNAL": "api_error"}
+
+
+def _segment(value) -> str:
+    """A path segment as the official client encodes it: RFC 3986's pchar kept (`@` of a
+    dated model id, `:`), all else percent-encoded, `;` too (a server may cut a segment there)."""
+    return urllib.parse.quote(value, safe="!$&'()*+,=:@")
 
 
 def default_base_url(region) -> str:
@@ -65,10 +71,13 @@ class VertexTransport:
 
     def prepare(self, data: bytes, stream: bool):
         from triage_agent.model.gcp_tokens import TokenError
-        quote = lambda part: urllib.parse.quote(part, safe="")  # noqa: E731
+        if self._model in ("", ".", ".."):
+            raise ApiError(None, "invalid_request", f"model {self._model!r} cannot be a path "
+                           "segment")
         specifier = "streamRawPredict" if stream else "rawPredict"
-        url = (f"{self.base_url}/projects/{quote(self.project)}/locations/{quote(self.region)}"
-               f"/publishers/anthropic/models/{quote(self._model)}:{specifier}")
+        url = (f"{self.base_url}/projects/{_segment(self.project)}/locations/"
+               f"{_segment(self.region)}/publishers/anthropic/models/{_segment(self._model)}"
+               f":{specifier}")
         try:
             token = self._tokens.get()
         except TokenError as exc:
@@ -76,8 +85,7 @@ class VertexTransport:
                 from None
         headers = dict(self._custom)
         headers.update({"authorization": f"Bearer {token}", "content-type": "application/json",
-                        "accept": "application/json", "anthropic-version": gateway.API_VERSION,
-                        "user-agent": gateway.USER_AGENT})
+                        "accept": "application/json", "user-agent": gateway.USER_AGENT})
         return url, headers
 
     def read_stream(self, response, **callbacks) -> dict:

@@ -5,9 +5,6 @@ session tokens, headers a proxy may change, empty and non-ASCII bodies."""
 import datetime
 
 import pytest
-from botocore import auth as botocore_auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials as BotoCredentials
 
 from triage_agent.model import sigv4
 from triage_agent.model.aws_credentials import Credentials
@@ -36,7 +33,11 @@ CASES = [
 
 
 def botocore_headers(method, url, headers, body, credentials, region):
-    """botocore's signature of the same request at NOW (its clock read is the only stand-in)."""
+    """botocore's signature of the same request at NOW (its clock read is the only stand-in;
+    imported here so that collecting the tests loads no botocore)."""
+    from botocore import auth as botocore_auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials as BotoCredentials
     request = AWSRequest(method=method, url=url, headers=dict(headers), data=body)
     boto = BotoCredentials(credentials.access_key, credentials.secret_key, credentials.token)
     original = botocore_auth.get_current_datetime
