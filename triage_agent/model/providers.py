@@ -25,18 +25,12 @@ PROVIDERS = ("anthropic", "bedrock", "vertex")
 # gen_ai.provider.name of the OpenTelemetry GenAI semantic conventions
 SEMCONV_NAMES = {"anthropic": "anthropic", "bedrock": "aws.bedrock", "vertex": "gcp.vertex_ai"}
 LABELS = {"anthropic": "Anthropic API", "bedrock": "Amazon Bedrock", "vertex": "Google Vertex AI"}
-CLAUDE_ID = re.compile(r"claude-[a-z0-9]")
 REGION = re.compile(r"[a-z0-9-]{2,40}")
 PROJECT = re.compile(r"[a-z0-9][a-z0-9.:-]{1,62}")
 
 
 class ProviderError(ValueError):
     """Options that do not make a usable endpoint: the message says which and what to give."""
-
-
-def default_profile(model) -> str:
-    """`anthropic` for a Claude model id whatever the base URL; `compatible` for any other."""
-    return "anthropic" if isinstance(model, str) and CLAUDE_ID.match(model) else "compatible"
 
 
 def _first(*values):
@@ -88,7 +82,7 @@ def _settle_anthropic(args, environ, model):
     elif from_env:
         args.api_profile, args.profile_reason = from_env, "TRIAGE_API_PROFILE"
     else:
-        args.api_profile = default_profile(model)
+        args.api_profile = profiles.default_profile(model)
         args.profile_reason = (f"{model} is a Claude model id" if args.api_profile ==
                                "anthropic" else f"{model} is not a Claude model id")
     hosted = profiles.is_hosted(args.base_url)
