@@ -104,10 +104,10 @@ def from_shared_files(environ, **_):
                 f"profile {where} uses {key}: {what} are not read by this client; export "
                 "its credentials first: eval \"$(aws configure export-credentials --profile "
                 f"{profile_name(environ)} --format env)\"")
-    if environ.get("AWS_PROFILE"):
-        raise CredentialsError(f"AWS_PROFILE={environ['AWS_PROFILE']}: no such profile with "
-                               "credentials in the shared config or credentials file")
-    return None
+    if environ.get("AWS_PROFILE") and not settings:   # botocore: ProfileNotFound
+        raise CredentialsError(f"AWS_PROFILE={environ['AWS_PROFILE']}: no such profile in the "
+                               "shared config or credentials file")
+    return None   # a profile with only settings (a region): the chain goes on
 
 
 def run_credential_process(command, where):

@@ -23,8 +23,9 @@ FALLBACK_BETA = "server-side-fallback-2026-07-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 USER_AGENT = "triage-agent/0.1 (python-urllib)"
 # headers the client sets itself: a custom header may not replace them
-RESERVED = ("content-type", "content-length", "host", "anthropic-version", "x-api-key",
-            "authorization", "transfer-encoding")
+RESERVED = ("content-type", "content-length", "host", "accept", "anthropic-version",
+            "x-api-key", "authorization", "transfer-encoding", "x-amz-date",
+            "x-amz-security-token")
 
 
 class HeaderError(ValueError):

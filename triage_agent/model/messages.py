@@ -1,15 +1,12 @@
 """Raw-HTTP client for the Anthropic Messages API (stdlib urllib, no SDK).
 
-One call is one `POST {base}/v1/messages` with a JSON body (plus `"stream": true` when
-streaming) and these headers:
-
-    x-api-key: KEY                         anthropic-version: 2026-10-21
-    content-type: application/json         anthropic-beta: server-side-fallback-2026-07-01
-                                                            (only when fallbacks are on)
-    authorization: Bearer TOKEN            (with an auth token, for servers that take one)
-
-With the `compatible` profile (profiles.py: llama-server, Ollama, vLLM, LiteLLM) the body is
-cut down to what those servers understand and no beta header is sent; no key is needed.
+One call is one POST of the loop's request as JSON, through a transport that says where it goes
+and with which headers: gateway.py's `POST {base}/v1/messages` with a key or bearer token (the
+hosted API, gateways, and with the `compatible` profile self-hosted servers: profiles.py),
+bedrock.py's SigV4-signed InvokeModel, vertex.py's rawPredict with an access token. The
+transport encodes the body once per call and prepares each attempt's URL and headers (a fresh
+signature or token every time); a streamed answer is read by the transport (server-sent events,
+or AWS event-stream frames carrying the same events) into one message.
 
     attempt ──> 200 + message JSON ──────────────────────────> return the body (dict)
         │   ├─> 200 + event stream ── message_stop ───────────> the assembled message (sse.py)

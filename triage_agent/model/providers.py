@@ -149,8 +149,10 @@ def build(args, environ=None):
     if not profiles.is_hosted(args.base_url):
         lines.append(f"model endpoint {args.base_url} (not the hosted API): profile "
                      f"{args.api_profile} ({args.profile_reason})")
-    auth = ("ANTHROPIC_AUTH_TOKEN (bearer)" if environ.get("ANTHROPIC_AUTH_TOKEN")
-            else "ANTHROPIC_API_KEY" if environ.get("ANTHROPIC_API_KEY") else "none")
+    auth = " and ".join(name for name, present in (
+        ("ANTHROPIC_API_KEY", environ.get("ANTHROPIC_API_KEY")),
+        ("ANTHROPIC_AUTH_TOKEN (bearer)", environ.get("ANTHROPIC_AUTH_TOKEN"))) if present) \
+        or "none"
     args.credentials_source = auth
     named = ", ".join(args.custom_headers)
     lines.append(f"model credentials: {auth}" + (f"; custom headers: {named}" if named else ""))

@@ -192,3 +192,13 @@ def test_temporary_credentials_are_refreshed_before_they_expire(home):
         clock.now = EXPIRY_TS + 1                             # expired and still down
         with pytest.raises(CredentialsError, match="expired and could not be refreshed"):
             source.get()
+
+
+def test_a_profile_with_only_a_region_lets_the_chain_go_on(home):
+    (home / ".aws").mkdir()
+    (home / ".aws" / "config").write_text("[profile pods]\nregion = eu-west-1\n")
+    with FakeEndpoints({("GET", "/creds"): (200, {}, creds("ASIACONT", "c"))}) as box:
+        found = AwsCredentialSource({"AWS_PROFILE": "pods", **NO_IMDS,
+                                     "AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/creds"}
+                                    ).get()
+    assert found.access_key == "ASIACONT"
