@@ -184,3 +184,40 @@ def test_a_stream_that_ends_between_frames_or_inside_one_is_incomplete():
         with pytest.raises(sse.StreamError) as failed:
             bedrock.read_message(Cut(data))
         assert failed.value.error_type == kind
+
+
+def test_credentials_about_to_expire_are_fetched_again_between_calls():
+    """The transport asks its credential source on every attempt: once the container's
+    credentials are within the refresh margin, the next call is signed with the new ones."""
+    from tests.support.fake_endpoints import FakeEndpoints
+    from triage_agent.model.aws_credentials import REFRESH_MARGIN
+    served = iter([("ASIAOLD", "old-token"), ("ASIANEW", "new-token")])
+
+    def answer(record):
+        key, token = next(served)
+        return 200, {}, {"AccessKeyId": key, "SecretAccessKey": SECRET, "Token": token,
+                         "Expiration": "2026-12-07T13:00:00Z"}
+    now = {"t": 1796648400.0 - 3600}
+    with FakeEndpoints({("GET", "/creds"): answer}) as box, \
+            FakeBedrock([SMALL, SMALL], keys={"ASIAOLD": (SECRET, "old-token"),
+                                              "ASIANEW": (SECRET, "new-token")}) as api:
+        source = AwsCredentialSource({"AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/creds",
+                                      "AWS_EC2_METADATA_DISABLED": "true"},
+                                     clock=lambda: now["t"])
+        client = MessagesClient(transport=BedrockTransport(
+            region="us-east-1", credentials=source, base_url=api.url), stream=True)
+        assert client(REQUEST) == SMALL
+        now["t"] = 1796648400.0 - REFRESH_MARGIN + 1
+        assert client(REQUEST) == SMALL
+    signed = [r["headers"]["Authorization"].split("Credential=")[1].split("/")[0]
+              for r in api.requests]
+    assert signed == ["ASIAOLD", "ASIANEW"] and source.refreshes == 1
+
+
+def test_an_error_message_frame_is_a_stream_error_in_words():
+    frame = eventstream.encode_message({":message-type": "error", ":error-code":
+                                        "InternalFailure", ":error-message": "boom"}, b"")
+    with pytest.raises(sse.StreamError) as failed:
+        bedrock.read_message(Cut(frame))
+    assert failed.value.error_type == "api_error" and "InternalFailure: boom" in str(
+        failed.value.message)
