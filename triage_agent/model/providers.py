@@ -21,7 +21,6 @@ import re
 
 from triage_agent.model import profiles
 
-PROVIDERS = ("anthropic", "bedrock", "vertex")
 # gen_ai.provider.name of the OpenTelemetry GenAI semantic conventions
 SEMCONV_NAMES = {"anthropic": "anthropic", "bedrock": "aws.bedrock", "vertex": "gcp.vertex_ai"}
 LABELS = {"anthropic": "Anthropic API", "bedrock": "Amazon Bedrock", "vertex": "Google Vertex AI"}
@@ -42,14 +41,12 @@ def settle(args, environ, *, default_model) -> None:
     project, custom_headers and profile_reason."""
     from triage_agent.model import gateway
     args.provider = args.provider or "anthropic"
-    wrong = [flag for flag, value, owner in (("--project", args.project, "vertex"),
-                                             ("--vertex-token-command",
-                                              args.vertex_token_command, "vertex"),
-                                             ("--region", args.region, ("bedrock", "vertex")))
-             if value is not None and args.provider not in owner]
-    if wrong:
-        raise ProviderError(f"{wrong[0]} goes with --provider "
-                            f"{'vertex' if wrong[0] != '--region' else 'bedrock or vertex'}")
+    owners = {"--project": ("vertex",), "--vertex-token-command": ("vertex",),
+              "--region": ("bedrock", "vertex")}
+    for flag, value in (("--project", args.project), ("--region", args.region),
+                        ("--vertex-token-command", args.vertex_token_command)):
+        if value is not None and args.provider not in owners[flag]:
+            raise ProviderError(f"{flag} goes with --provider {' or '.join(owners[flag])}")
     try:
         args.custom_headers = gateway.custom_headers(args.header,
                                                      environ.get("ANTHROPIC_CUSTOM_HEADERS"))

@@ -107,3 +107,9 @@ def test_bedrock_and_vertex_settle_their_region_project_and_endpoint(tmp_path):
 def test_custom_headers_flags_win_over_the_environment_and_keep_their_spelling():
     assert custom_headers(["x-team: b", "X-Extra: c:d"], "X-Team: a\n\nX-Cost: 1\n") == {
         "x-team": "b", "X-Cost": "1", "X-Extra": "c:d"}
+
+
+def test_the_parsers_provider_choices_are_the_ones_with_names():
+    from triage_agent.options import build_parser
+    (action,) = [a for a in build_parser()._actions if "--provider" in a.option_strings]
+    assert tuple(action.choices) == tuple(providers.SEMCONV_NAMES) == tuple(providers.LABELS)
