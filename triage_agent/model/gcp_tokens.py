@@ -12,6 +12,8 @@
     3 the metadata server (GKE workload identity, GCE, Cloud Run):
         GET http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/
             default/token  with Metadata-Flavor: Google  -> {access_token, expires_in}
+An authorized_user file's quota_project_id is the project user credentials are billed to:
+the transport sends it as x-goog-user-project, as Google's client libraries do.
         (GCE_METADATA_HOST moves it, as google-auth reads it)
 
 `GcpTokenSource.get()` gives a token with at least REFRESH_MARGIN left, asking the same source
@@ -82,6 +84,7 @@ class GcpTokenSource:
         self._environ = dict(os.environ if environ is None else environ)
         self._command, self._clock, self._timeout = command, clock, timeout
         self._fetch, self.source = None, None
+        self.quota_project = None  # an authorized_user file's quota_project_id (billing)
         self._token, self._expiry = None, 0.0
         self.refreshes = 0
 
@@ -141,6 +144,8 @@ class GcpTokenSource:
         form = {"grant_type": "refresh_token", "client_id": info["client_id"],
                 "client_secret": info["client_secret"], "refresh_token": info["refresh_token"]}
         url = info.get("token_uri") or TOKEN_URI
+        if isinstance(info.get("quota_project_id"), str) and info["quota_project_id"]:
+            self.quota_project = info["quota_project_id"]
 
         def fetch():
             data = _post_form(url, form, f"refresh-token exchange at {url}", self._timeout)

@@ -84,6 +84,9 @@ class VertexTransport:
             raise ApiError(None, "authentication_error", f"no Google access token: {exc}") \
                 from None
         headers = dict(self._custom)
+        quota = getattr(self._tokens, "quota_project", None)
+        if quota:   # user credentials bill the quota project they name (google-auth's header)
+            headers["x-goog-user-project"] = quota
         headers.update({"authorization": f"Bearer {token}", "content-type": "application/json",
                         "accept": "application/json", "user-agent": gateway.USER_AGENT})
         return url, headers

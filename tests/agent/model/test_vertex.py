@@ -141,10 +141,16 @@ def test_an_authorized_user_file_is_a_refresh_token_exchange(tmp_path):
         adc.parent.mkdir()
         adc.write_text(json.dumps({"type": "authorized_user", "client_id": "cid",
                                    "client_secret": "csecret", "refresh_token": "1//refresh",
-                                   "token_uri": oauth.url + "/token"}))
+                                   "token_uri": oauth.url + "/token",
+                                   "quota_project_id": "billing-proj"}))
         source = GcpTokenSource(environ={"CLOUDSDK_CONFIG": str(adc.parent)})
-        assert source.get() == "ya29.user"
+        with FakeVertex([SMALL], tokens=["ya29.user"]) as api:
+            assert ours(api, "us-east5", stream=False, tokens=source)(
+                dict(loop_request(), model="claude-opus-5-5")) == SMALL
         (request,) = oauth.requests
+    (sent,) = api.requests
+    assert {k.lower(): v for k, v in sent["headers"].items()}["x-goog-user-project"] \
+        == "billing-proj"
     form = dict(p.split("=", 1) for p in request["body"].decode().split("&"))
     assert form == {"grant_type": "refresh_token", "client_id": "cid",
                     "client_secret": "csecret", "refresh_token": "1%2F%2Frefresh"}
