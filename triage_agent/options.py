@@ -58,7 +58,8 @@ environment:
                           extra headers for a gateway, one 'Name: value' a line (--header wins)
   TRIAGE_API_PROFILE      anthropic or compatible, when --api-profile is not given
   AWS_REGION, AWS_DEFAULT_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_WEB_IDENTITY_TOKEN_FILE,
-  AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...
+  AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_BEARER_TOKEN_BEDROCK, AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+  ...
                           --provider bedrock: region, credentials (the standard chain) and
                           endpoint, as the AWS CLI reads them (docs/enterprise-models.md)
   ANTHROPIC_VERTEX_PROJECT_ID, GOOGLE_CLOUD_PROJECT, CLOUD_ML_REGION,

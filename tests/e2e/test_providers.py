@@ -59,15 +59,19 @@ def responses():
     return json.loads(FIXTURE.read_text())["responses"]
 
 
-@pytest.mark.parametrize("stream, source", [(True, "container"), (False, "environment")])
+@pytest.mark.parametrize("stream, source", [(True, "container"), (False, "environment"),
+                                            (True, "api-key")])
 def test_a_triage_through_bedrock(shared_sim, tmp_path, stream, source):
     env = clean_env(tmp_path)
     creds = {"AccessKeyId": "ASIAPOD", "SecretAccessKey": SECRET, "Token": SESSION,
              "Expiration": "2099-01-01T00:00:00Z"}
     with FakeEndpoints({("GET", "/creds"): (200, {}, creds)}) as box, \
-            FakeBedrock(responses(), keys={"ASIAPOD": (SECRET, SESSION)}) as api:
+            FakeBedrock(responses(), keys={"ASIAPOD": (SECRET, SESSION)},
+                        api_keys={SESSION}) as api:
         if source == "container":
             env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = box.url + "/creds"
+        elif source == "api-key":
+            env["AWS_BEARER_TOKEN_BEDROCK"] = SESSION
         else:
             env.update(AWS_ACCESS_KEY_ID="ASIAPOD", AWS_SECRET_ACCESS_KEY=SECRET,
                        AWS_SESSION_TOKEN=SESSION)
@@ -80,9 +84,9 @@ def test_a_triage_through_bedrock(shared_sim, tmp_path, stream, source):
     assert {r["wire_path"] for r in api.requests} == {f"/model/{BEDROCK_MODEL}/{action}"}
     assert all("fallbacks" not in json.loads(r["wire"]) for r in api.requests)
     assert f"model endpoint: Amazon Bedrock, region us-east-1 ({api.url})" in out.stderr
-    said = ("container credentials endpoint" if source == "container"
-            else "environment (AWS_ACCESS_KEY_ID)")
-    assert f"model credentials: AWS, from {said}" in out.stderr
+    said = {"container": "from container credentials endpoint", "api-key": "Bedrock API key "
+            "(AWS_BEARER_TOKEN_BEDROCK)", "environment": "from environment (AWS_ACCESS_KEY_ID)"}
+    assert f"model credentials: AWS, {said[source]}" in out.stderr
     assert f"cost: {BEDROCK_MODEL} on aws.bedrock" in out.stderr and outcome["cost_usd"] > 0
     spans, audit = records(tmp_path)
     assert provider_attributes(spans) == {"aws.bedrock"}

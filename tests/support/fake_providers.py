@@ -1,7 +1,7 @@
 """Fakes of Amazon Bedrock's and Google Vertex AI's Claude endpoints, on the fake Messages API.
 
-FakeBedrock serves `POST /model/MODEL/invoke[-with-response-stream]`. Each request's SigV4
-signature is checked with botocore's own signer against the fake's known keys (a wrong or stale
+FakeBedrock serves `POST /model/MODEL/invoke[-with-response-stream]`. Each request's bearer
+token must be one of its `api_keys`, or its SigV4 signature is checked with botocore's own signer against the fake's known keys (a wrong or stale
 one is a 403 InvalidSignatureException / ExpiredTokenException, as Bedrock words them); its body
 must carry anthropic_version and no model or stream; with the model put back from the path it is
 checked and answered by FakeMessagesApi's rules and script. A streamed answer is AWS event-stream
@@ -75,9 +75,10 @@ def exception_frame(name, message) -> bytes:
 class FakeBedrock(FakeMessagesApi):
     """`.url` is the endpoint (--base-url); `.keys` {access key: (secret, token)} it accepts."""
 
-    def __init__(self, script, *, keys, region="us-east-1", **options):
+    def __init__(self, script, *, keys, region="us-east-1", api_keys=(), **options):
         super().__init__(script, **options)
         self.keys, self.region = dict(keys), region
+        self.api_keys = set(api_keys)   # Bedrock API keys it takes as bearer tokens
         self.frames = []   # every frame sent, as botocore read it
 
     def handle(self, handler):
@@ -110,6 +111,9 @@ class FakeBedrock(FakeMessagesApi):
         from botocore.credentials import Credentials as BotoCredentials
         lower = {k.lower(): v for k, v in headers.items()}
         said = lower.get("authorization", "")
+        if said.startswith("Bearer "):
+            return None if said[7:] in self.api_keys else (
+                "UnrecognizedClientException", "Invalid API key")
         access = re.search(r"Credential=([^/]+)/", said)
         if not access or access.group(1) not in self.keys:
             return "UnrecognizedClientException", "The security token included in the " \

@@ -7,7 +7,9 @@
           package's Bedrock client sends it since its 2026 releases) and, when there are beta
           features, "anthropic_beta": [...]
     headers: content-type, accept, host, x-amz-date, x-amz-security-token, authorization (SigV4,
-             service `bedrock`), signed fresh for every attempt with the chain's credentials
+             service `bedrock`), signed fresh for every attempt with the chain's credentials;
+             or, with a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK, as the official client
+             reads it), authorization: Bearer KEY and no signature
 
 The streamed answer is AWS event-stream framing (eventstream.py): each `chunk` event's payload
 is {"bytes": base64 of one Messages stream event}, handed to sse.MessageAssembler as the hosted
@@ -60,8 +62,10 @@ class BedrockTransport:
     stream_types = ("application/vnd.amazon.eventstream",)
     request_id_header = "x-amzn-requestid"
 
-    def __init__(self, *, region, credentials, base_url, betas=(), headers=None, clock=None):
+    def __init__(self, *, region, credentials=None, base_url, betas=(), headers=None,
+                 bearer=None, clock=None):
         self.region, self.base_url = region, base_url.rstrip("/")
+        self._bearer = bearer   # a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK): no SigV4
         self.url = self.base_url
         self._credentials, self._betas, self._clock = credentials, list(betas), clock
         self._custom = dict(headers or {})   # a gateway's own headers: signed with the rest
@@ -84,14 +88,16 @@ class BedrockTransport:
         from triage_agent.model.aws_credentials import CredentialsError
         action = "invoke-with-response-stream" if stream else "invoke"
         url = f"{self.base_url}/model/{urllib.parse.quote(self._model, safe=':')}/{action}"
-        try:
-            credentials = self._credentials.get()
-        except CredentialsError as exc:
-            raise ApiError(None, "authentication_error", f"no AWS credentials: {exc}") from None
         headers = dict(self._custom)
         headers.update({"content-type": "application/json",
                         "accept": self.stream_types[0] if stream else "application/json",
                         "user-agent": gateway.USER_AGENT})
+        if self._bearer:
+            return url, dict(headers, authorization=f"Bearer {self._bearer}")
+        try:
+            credentials = self._credentials.get()
+        except CredentialsError as exc:
+            raise ApiError(None, "authentication_error", f"no AWS credentials: {exc}") from None
         now = self._clock() if self._clock else None
         return url, sigv4.sign("POST", url, headers, data, credentials=credentials,
                                region=self.region, service=SERVICE, now=now)

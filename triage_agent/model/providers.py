@@ -158,6 +158,14 @@ def build(args, environ=None):
 
 def _bedrock(args, environ):
     from triage_agent.model import aws_credentials, bedrock
+    if environ.get("AWS_BEARER_TOKEN_BEDROCK"):   # the official client's order: the key first
+        args.credentials_source = "Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)"
+        transport = bedrock.BedrockTransport(region=args.region, base_url=args.base_url,
+                                             bearer=environ["AWS_BEARER_TOKEN_BEDROCK"],
+                                             headers=args.custom_headers)
+        return transport, [f"model endpoint: Amazon Bedrock, region {args.region} "
+                           f"({args.base_url})",
+                           f"model credentials: AWS, {args.credentials_source}"]
     source = aws_credentials.AwsCredentialSource(environ)
     try:
         found = source.get()

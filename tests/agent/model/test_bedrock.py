@@ -221,3 +221,13 @@ def test_an_error_message_frame_is_a_stream_error_in_words():
         bedrock.read_message(Cut(frame))
     assert failed.value.error_type == "api_error" and "InternalFailure: boom" in str(
         failed.value.message)
+
+
+def test_a_bedrock_api_key_is_a_bearer_token_and_nothing_is_signed():
+    with FakeBedrock([SMALL], keys={}, api_keys={"bedrock-api-key-1"}) as api:
+        client = MessagesClient(transport=BedrockTransport(
+            region="us-east-1", base_url=api.url, bearer="bedrock-api-key-1"), stream=True)
+        assert client(REQUEST) == SMALL
+    headers = {k.lower(): v for k, v in api.requests[0]["headers"].items()}
+    assert headers["authorization"] == "Bearer bedrock-api-key-1"
+    assert "x-amz-date" not in headers and "x-amz-security-token" not in headers
