@@ -77,6 +77,15 @@ def _json(request, what, timeout):
     return data
 
 
+def _lifetime(data) -> float:
+    """expires_in seconds (an hour when missing or not a number: Google's tokens last that)."""
+    try:
+        value = float(data.get("expires_in") or 3600)
+    except (TypeError, ValueError):
+        return 3600.0
+    return value if 0 < value < 86400 * 2 else 3600.0
+
+
 class GcpTokenSource:
     """`get()` -> a current access token; `source` names where it comes from."""
 
@@ -93,8 +102,12 @@ class GcpTokenSource:
         if self._fetch is not None:
             return self.source
         if self._command:
-            self._fetch, self.source = self._from_command, f"--vertex-token-command " \
-                f"({shlex.split(self._command)[0] if self._command.strip() else ''})"
+            try:
+                program = shlex.split(self._command)[0]
+            except (ValueError, IndexError):
+                raise TokenError(f"--vertex-token-command {self._command!r}: not a command "
+                                 "(split like a shell would)") from None
+            self._fetch, self.source = self._from_command, f"--vertex-token-command ({program})"
             return self.source
         for path, name in ((self._environ.get("GOOGLE_APPLICATION_CREDENTIALS"),
                             "GOOGLE_APPLICATION_CREDENTIALS"),
@@ -149,7 +162,7 @@ class GcpTokenSource:
 
         def fetch():
             data = _post_form(url, form, f"refresh-token exchange at {url}", self._timeout)
-            return data["access_token"], float(data.get("expires_in") or 3600)
+            return data["access_token"], _lifetime(data)
         return fetch
 
     def _from_metadata(self):
@@ -164,4 +177,4 @@ class GcpTokenSource:
                              f"file ({adc_file(self._environ)}), and {exc} (run gcloud auth "
                              "application-default login, or give --vertex-token-command)") \
                 from None
-        return data["access_token"], float(data.get("expires_in") or 3600)
+        return data["access_token"], _lifetime(data)

@@ -182,3 +182,13 @@ def test_the_token_command_is_run_again_before_its_token_would_expire(tmp_path):
                              environ={})
     with pytest.raises(TokenError, match="exited 3"):
         failing.get()
+
+
+def test_a_command_that_is_not_one_or_an_odd_lifetime_is_said_or_survived():
+    with pytest.raises(TokenError, match="not a command"):
+        GcpTokenSource(command="gcloud 'unclosed", environ={}).get()
+    with FakeEndpoints({("GET", gcp_tokens.TOKEN_PATH): (200, {}, {
+            "access_token": "ya29.x", "expires_in": "soon"})}) as meta:
+        source = GcpTokenSource(environ={"GCE_METADATA_HOST": meta.url.split("//", 1)[1],
+                                         "CLOUDSDK_CONFIG": "/nonexistent"})
+        assert source.get() == "ya29.x"
