@@ -68,11 +68,15 @@ def test_web_identity_is_sts_assume_role_with_the_token_files_contents(home, tmp
     assert found.expiry == EXPIRY_TS and "web identity" in found.source
 
 
-def test_a_web_identity_sts_refuses_is_said_with_its_answer(home, tmp_path):
+def test_a_web_identity_sts_refuses_is_an_error_never_the_next_source(home, tmp_path):
     refused = b"<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"
-    with FakeEndpoints({("GET", "/"): (403, {}, refused)}) as sts:
+    with FakeEndpoints({("GET", "/"): (403, {}, refused)}) as sts, \
+            FakeEndpoints({("GET", "/creds"): (200, {}, creds("ASIANODE", "n"))}) as box:
+        env = dict(web_identity_env(tmp_path, sts),
+                   AWS_CONTAINER_CREDENTIALS_FULL_URI=box.url + "/creds")
         with pytest.raises(CredentialsError, match="HTTP 403.*AccessDenied"):
-            AwsCredentialSource(web_identity_env(tmp_path, sts)).get()
+            AwsCredentialSource(env).get()
+    assert box.requests == []   # a broken IRSA setup is not silently the node's role
 
 
 def test_shared_files_follow_aws_profile_and_beat_the_container(home, tmp_path):
