@@ -1,7 +1,8 @@
 """Amazon Bedrock as a transport of the Messages client: SigV4-signed InvokeModel calls.
 
     POST https://bedrock-runtime.REGION.amazonaws.com/model/MODEL/invoke-with-response-stream
-         (/invoke with --no-stream; MODEL URL-quoted, `:` kept, as the official client does)
+         (/invoke with --no-stream; MODEL URL-quoted, `:` and `;` kept, as the official
+         client does)
     body: the loop's request without `model` and `stream`, plus
           "anthropic_version": "2026-10-21" (the API version, as the official `anthropic`
           package's Bedrock client sends it since its 2026 releases) and, when there are beta
@@ -87,7 +88,10 @@ class BedrockTransport:
     def prepare(self, data: bytes, stream: bool):
         from triage_agent.model.aws_credentials import CredentialsError
         action = "invoke-with-response-stream" if stream else "invoke"
-        url = f"{self.base_url}/model/{urllib.parse.quote(self._model, safe=':')}/{action}"
+        if self._model.partition(";")[0] in ("", ".", ".."):
+            raise ApiError(None, "invalid_request", f"model {self._model!r} cannot be a path "
+                           "segment")
+        url = f"{self.base_url}/model/{urllib.parse.quote(self._model, safe=':;')}/{action}"
         headers = dict(self._custom)
         headers.update({"content-type": "application/json",
                         "accept": self.stream_types[0] if stream else "application/json",

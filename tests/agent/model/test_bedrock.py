@@ -1,7 +1,8 @@
 """The Messages client through Amazon Bedrock's fake (tests/support/fake_providers.py), over real
 HTTP: signed requests botocore's signer agrees with, the body the official client sends, event
 streams in any pieces equal to the plain answer, and every failure on the client's retry and exit
-rules: corrupt frames, exception frames, Bedrock's HTTP errors in the operator's words."""
+rules: corrupt frames, exception frames, Bedrock's HTTP errors in the operator's words; and our
+request against the official anthropic package's Bedrock client's on the same fake."""
 
 import json
 
@@ -18,6 +19,8 @@ from triage_agent.model.messages import ApiError, MessagesClient
 KEY, SECRET, TOKEN = "ASIAFAKEKEY", "fake/secret+key", "session-token"
 ENV = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN}
 MODEL = "us.anthropic.claude-opus-5-5-v1:0"
+BEDROCK_ARN = ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/"
+               "us.anthropic.claude-opus-5-5-v1:0")
 REQUEST = {"model": MODEL, "max_tokens": 64, "output_config": {"effort": "medium"},
            "messages": [{"role": "user", "content": [{"type": "text", "text": "héllo"}]}]}
 SMALL = response("end_turn", text("Checked ✓"))
@@ -231,3 +234,34 @@ def test_a_bedrock_api_key_is_a_bearer_token_and_nothing_is_signed():
     headers = {k.lower(): v for k, v in api.requests[0]["headers"].items()}
     assert headers["authorization"] == "Bearer bedrock-api-key-1"
     assert "x-amz-date" not in headers and "x-amz-security-token" not in headers
+
+
+OFFICIAL = pytest.mark.slow(reason="loads the official anthropic package: seconds of CPU")
+
+
+@OFFICIAL
+@pytest.mark.parametrize("stream", [True, False])
+def test_our_request_is_the_official_bedrock_clients(stream):
+    """The official package's Bedrock client signs with boto3 (not installed here) unless it
+    has a Bedrock API key: with one, both clients send the same path, body and bearer header
+    to the same fake."""
+    from anthropic import AnthropicBedrock
+    from tests.agent.model.test_local import loop_request
+    request = dict(loop_request(), model=BEDROCK_ARN)
+    request.pop("fallbacks", None)
+    with FakeBedrock([SMALL, SMALL], keys={}, api_keys={"bedrock-api-key-1"}) as api:
+        ours = MessagesClient(transport=BedrockTransport(
+            region="us-east-1", base_url=api.url, bearer="bedrock-api-key-1"), stream=stream)
+        assert ours(request) == SMALL
+        theirs = AnthropicBedrock(api_key="bedrock-api-key-1", aws_region="us-east-1",
+                                  base_url=api.url, max_retries=0)
+        known = ("model", "max_tokens", "messages", "system", "tools", "output_config")
+        answer = theirs.messages.create(**{k: request[k] for k in known},
+                                        **({"stream": True} if stream else {}))
+        for _ in (answer if stream else ()):
+            pass
+    mine, sdk = api.requests
+    assert mine["wire_path"] == sdk["wire_path"]
+    assert json.loads(mine["wire"]) == json.loads(sdk["wire"])
+    assert mine["headers"]["Authorization"] == {k.title(): v for k, v in
+                                                sdk["headers"].items()}["Authorization"]
