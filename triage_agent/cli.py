@@ -47,13 +47,17 @@ def make_model(args, stderr):
             raise UsageError(str(exc)) from None
         return replay.ReplayModel(fixture), args.model or fixture.get("model") or DEFAULT_MODEL
     from triage_agent import status
+    from triage_agent.model import providers
     from triage_agent.model.messages import MessagesClient
+    try:  # the endpoint's credentials are found (never shown) before the first model call
+        transport, lines = providers.build(args)
+    except providers.ProviderError as exc:
+        raise UsageError(str(exc)) from None
+    for said in lines:
+        print(f"triage-agent: {said}", file=stderr)
     line = status.StatusLine(stderr, max_steps=args.max_steps, tty=status.is_terminal(stderr),
                              show_thinking=args.show_thinking)
-    client = MessagesClient(api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
-                            auth_token=os.environ.get("ANTHROPIC_AUTH_TOKEN") or None,
-                            base_url=args.base_url, profile=args.api_profile,
-                            fallbacks=not args.no_fallbacks, stream=not args.no_stream,
+    client = MessagesClient(transport=transport, stream=not args.no_stream,
                             idle_timeout=args.idle_timeout,
                             first_byte_timeout=args.first_byte_timeout, on_stream=line.event,
                             on_retry=lambda n, delay, error: line.retry(
@@ -165,11 +169,18 @@ def print_outcome(outcome, args, stderr):
         print(f"triage-agent: violation at step {violation['step']}: {violation['decision']} "
               f"{tool}", file=stderr)
     usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
-    line = records.cost_line(outcome.model, usage, getattr(args, "prices", None))
+    line = records.cost_line(outcome.model, usage, getattr(args, "prices", None),
+                             provider=provider_name(args))
     if outcome.context:
         from triage_agent import context
         line += " · " + context.cost_tail(outcome.context)
     print(terminal.printable(line, keep_newlines=False), file=stderr)
+
+
+def provider_name(args):
+    """gen_ai.provider.name of the run's model endpoint (anthropic, aws.bedrock, gcp.vertex_ai)."""
+    from triage_agent.model.providers import SEMCONV_NAMES
+    return SEMCONV_NAMES.get(getattr(args, "provider", None) or "anthropic", "anthropic")
 
 
 def run(args, stderr, signals):
@@ -262,6 +273,7 @@ def triage(args, policy, model, model_name, client, recorder, stderr, signals):
         raise UsageError(str(exc)) from None
     print(f"triage-agent: {server_line(tools)}", file=stderr)
     recorder.tracer.mcp_attributes = {"mcp.protocol.version": tools.protocol_version}
+    recorder.tracer.provider = recorder.provider = provider_name(args)
     try:
         failed = preflight(args, policy, tools, stderr, recorder)
         if not failed:

@@ -35,7 +35,10 @@ CLEARED = "[result cleared from the conversation to stay within its token budget
 
 
 def default_budget(model):
-    """The --context-budget-tokens default for `model`: a share of its context window."""
+    """The --context-budget-tokens default for `model` (Bedrock and Vertex ids too): a share
+    of its context window."""
+    from triage_agent.telemetry.prices import table_id
+    model = table_id(model) if isinstance(model, str) else model
     for prefix, window in CONTEXT_WINDOWS:
         if isinstance(model, str) and model.startswith(prefix):
             return int(window * BUDGET_SHARE)

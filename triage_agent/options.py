@@ -7,7 +7,6 @@ still prints one outcome). serve.py checks its run options with the same parser 
 
 import argparse
 import os
-import os
 import shlex
 import sys
 
@@ -55,6 +54,17 @@ environment:
   ANTHROPIC_API_KEY       API key for the Messages API (required for the hosted API unless
                           --replay or ANTHROPIC_AUTH_TOKEN; a self-hosted server may need none)
   ANTHROPIC_AUTH_TOKEN    a bearer token (Authorization: Bearer), for servers that take one
+  ANTHROPIC_CUSTOM_HEADERS
+                          extra headers for a gateway, one 'Name: value' a line (--header wins)
+  TRIAGE_API_PROFILE      anthropic or compatible, when --api-profile is not given
+  AWS_REGION, AWS_DEFAULT_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_WEB_IDENTITY_TOKEN_FILE,
+  AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_BEARER_TOKEN_BEDROCK, AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+  ...
+                          --provider bedrock: region, credentials (the standard chain) and
+                          endpoint, as the AWS CLI reads them (docs/enterprise-models.md)
+  ANTHROPIC_VERTEX_PROJECT_ID, GOOGLE_CLOUD_PROJECT, CLOUD_ML_REGION,
+  GOOGLE_APPLICATION_CREDENTIALS
+                          --provider vertex: project, region and credentials
   ANTHROPIC_BASE_URL      Messages API endpoint, when --base-url is not given (default
                           https://api.anthropic.com)
   KUBECONFIG              read by kubectl, for the default server and executed actions,
@@ -132,13 +142,32 @@ def build_parser():
                    "(a self-hosted model reads the whole prompt first) before the call is sent "
                    f"again (default: {LOCAL_FIRST_BYTE_TIMEOUT:g} with --api-profile compatible, "
                    "the idle timeout with anthropic)")
-    p.add_argument("--base-url", metavar="URL", help="the Messages API endpoint: the hosted API "
-                   "or a self-hosted server serving /v1/messages (llama-server, Ollama, vLLM, "
-                   "LiteLLM) (default: $ANTHROPIC_BASE_URL, else " + HOSTED_BASE_URL + ")")
+    p.add_argument("--base-url", metavar="URL", help="the Messages API endpoint: the hosted API, "
+                   "a gateway, or a self-hosted server serving /v1/messages (llama-server, "
+                   "Ollama, vLLM, LiteLLM); with bedrock or vertex, their endpoint (a VPC "
+                   "endpoint, a proxy) (default: $ANTHROPIC_BASE_URL, else " + HOSTED_BASE_URL
+                   + "; bedrock and vertex: the region's)")
     p.add_argument("--api-profile", choices=("anthropic", "compatible"), default=None,
                    help="what the requests carry: anthropic (fallbacks, effort, strict tools, "
                    "prompt caching) or compatible (only what self-hosted servers understand) "
-                   "(default: anthropic for the hosted API's host, compatible for any other)")
+                   "(default: $TRIAGE_API_PROFILE, else anthropic for a Claude model id "
+                   "(claude-...) whatever the base URL, compatible for any other model)")
+    p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                   help="an extra request header for a gateway, repeatable; wins over "
+                   "$ANTHROPIC_CUSTOM_HEADERS; values are never logged (default: none)")
+    p.add_argument("--provider", choices=("anthropic", "bedrock", "vertex"), default=None,
+                   help="where the model runs: the Anthropic API (or a gateway, or a "
+                   "self-hosted server), Amazon Bedrock or Google Vertex AI; docs/"
+                   "enterprise-models.md (default: anthropic)")
+    p.add_argument("--region", help="bedrock: the AWS region (default: $AWS_REGION, "
+                   "$AWS_DEFAULT_REGION, the AWS profile's); vertex: the location, global "
+                   "allowed (default: $CLOUD_ML_REGION)")
+    p.add_argument("--project", help="vertex: the Google Cloud project id (default: "
+                   "$ANTHROPIC_VERTEX_PROJECT_ID, else $GOOGLE_CLOUD_PROJECT)")
+    p.add_argument("--vertex-token-command", metavar="COMMAND", help="vertex: a command that "
+                   "prints an access token, e.g. 'gcloud auth print-access-token' (default: "
+                   "$GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file, else "
+                   "the metadata server)")
     p.add_argument("--price-per-mtok", metavar="INPUT,OUTPUT[,CACHE_READ,CACHE_WRITE]",
                    help="USD per million tokens for any model the built-in table and "
                    "--prices-file do not know, 0,0 for a local model; the cache prices default "
@@ -261,22 +290,17 @@ def check_prometheus(args):
 
 
 def check_endpoint(args):
-    """The endpoint options: sets args.base_url, args.api_profile, args.first_byte_timeout and
-    args.prices (None or a PriceTable); a key is needed only for the hosted API."""
-    from triage_agent.model import profiles
+    """The endpoint options: sets args.provider, base_url, api_profile (model/providers.py),
+    first_byte_timeout and prices (None or a PriceTable)."""
+    from triage_agent.model import providers
     from triage_agent.telemetry import prices
-    args.base_url = (args.base_url or os.environ.get("ANTHROPIC_BASE_URL") or HOSTED_BASE_URL)
-    if not args.base_url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url {args.base_url!r}: give an http:// or https:// URL")
-    hosted = profiles.is_hosted(args.base_url)
-    args.api_profile = args.api_profile or profiles.default_profile(args.base_url)
+    try:
+        providers.settle(args, os.environ, default_model=DEFAULT_MODEL)
+    except providers.ProviderError as exc:
+        raise UsageError(str(exc)) from None
     if args.first_byte_timeout is None:
         args.first_byte_timeout = (LOCAL_FIRST_BYTE_TIMEOUT if args.api_profile == "compatible"
                                    else args.idle_timeout)
-    if not args.replay and hosted and not (os.environ.get("ANTHROPIC_API_KEY")
-                                           or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError("ANTHROPIC_API_KEY is not set (it is needed unless --replay FILE, "
-                         "ANTHROPIC_AUTH_TOKEN, or a --base-url of a self-hosted server)")
     other, models = None, {}
     try:
         other = prices.parse_per_mtok(args.price_per_mtok) if args.price_per_mtok else None

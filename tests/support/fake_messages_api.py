@@ -325,7 +325,20 @@ class FakeMessagesApi:
 
     def handle(self, handler):
         length = int(handler.headers.get("content-length") or 0)
-        raw = handler.rfile.read(length)
+        self.answer(handler, handler.path, dict(handler.headers), handler.rfile.read(length))
+
+    def error(self, handler, status, error_type, message, rid):
+        """An error answer (a provider's fake words it its own way: fake_providers.py)."""
+        self._send(handler, status, error_body(status, error_type, message, rid),
+                   {"request-id": rid})
+
+    def stream(self, handler, item, rid):
+        """A 200 to a streamed request (a provider's fake frames it its own way)."""
+        return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
+                              on_hangup=self._hangup, **dict(self.sse, **item.get("sse", {})))
+
+    def answer(self, handler, path, headers, raw, **kept):
+        """Record the request (with `kept`), check it as the API would, answer the next item."""
         with self.lock:
             n = len(self.requests) + 1
             rid = f"req_fake_{n:03d}"
@@ -333,25 +346,21 @@ class FakeMessagesApi:
                 body = json.loads(raw, parse_constant=_no_constants)
             except ValueError:
                 body = None
-            self.requests.append({"path": handler.path, "headers": dict(handler.headers),
-                                  "body": body, "raw": raw})
+            self.requests.append(dict({"path": path, "headers": headers, "body": body,
+                                       "raw": raw}, **kept))
             item = self.script.pop(0) if self.script else None
-        if handler.path != "/v1/messages":
-            return self._send(handler, 404, error_body(404, "not_found_error", "Not found", rid),
-                              {"request-id": rid})
+        if path != "/v1/messages":
+            return self.error(handler, 404, "not_found_error", "Not found", rid)
         problems = (request_problems(body, raw.decode("utf-8")) if isinstance(body, dict)
                     else ["There was an error parsing the body of your request: not JSON"])
         if problems:
-            return self._send(handler, 400, error_body(400, "invalid_request_error",
-                                                       "; ".join(problems), rid),
-                              {"request-id": rid})
+            return self.error(handler, 400, "invalid_request_error", "; ".join(problems), rid)
         with self.lock:
             record = self.requests[n - 1]
             record["cached_bytes"], record["reusable_bytes"], record["input_bytes"] = \
                 self.cache.read(body)
         if item is None:
-            return self._send(handler, 500, error_body(500, "api_error", "script exhausted",
-                                                       rid), {"request-id": rid})
+            return self.error(handler, 500, "api_error", "script exhausted", rid)
         if item.get("drop"):  # answer nothing: the client sees the connection close
             handler.close_connection = True
             return None
@@ -365,7 +374,5 @@ class FakeMessagesApi:
                 "cache_creation_input_tokens": int((total - cached) / BYTES_PER_TOKEN)}))
         headers = dict({"request-id": rid}, **item.get("headers", {}))
         if body.get("stream") is True and item["status"] == 200:
-            return fake_sse.serve(handler, item["body"], rid=rid, release=self.release,
-                                  on_hangup=self._hangup,
-                                  **dict(self.sse, **item.get("sse", {})))
+            return self.stream(handler, item, rid)
         return self._send(handler, item["status"], item["body"], headers)

@@ -1,15 +1,12 @@
 """Raw-HTTP client for the Anthropic Messages API (stdlib urllib, no SDK).
 
-One call is one `POST {base}/v1/messages` with a JSON body (plus `"stream": true` when
-streaming) and these headers:
-
-    x-api-key: KEY                         anthropic-version: 2026-10-21
-    content-type: application/json         anthropic-beta: server-side-fallback-2026-07-01
-                                                            (only when fallbacks are on)
-    authorization: Bearer TOKEN            (with an auth token, for servers that take one)
-
-With the `compatible` profile (profiles.py: llama-server, Ollama, vLLM, LiteLLM) the body is
-cut down to what those servers understand and no beta header is sent; no key is needed.
+One call is one POST of the loop's request as JSON, through a transport that says where it goes
+and with which headers: gateway.py's `POST {base}/v1/messages` with a key or bearer token (the
+hosted API, gateways, and with the `compatible` profile self-hosted servers: profiles.py),
+bedrock.py's SigV4-signed InvokeModel, vertex.py's rawPredict with an access token. The
+transport encodes the body once per call and prepares each attempt's URL and headers (a fresh
+signature or token every time); a streamed answer is read by the transport (server-sent events,
+or AWS event-stream frames carrying the same events) into one message.
 
     attempt ──> 200 + message JSON ──────────────────────────> return the body (dict)
         │   ├─> 200 + event stream ── message_stop ───────────> the assembled message (sse.py)
@@ -49,18 +46,17 @@ import time
 import urllib.error
 import urllib.request
 
-from triage_agent.model import profiles, sse
+from triage_agent.model import gateway, sse
 from triage_agent.model.errors import ApiError
 
-API_VERSION = "2026-10-21"
-FALLBACK_BETA = "server-side-fallback-2026-07-01"
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = gateway.API_VERSION
+FALLBACK_BETA = gateway.FALLBACK_BETA
+DEFAULT_BASE_URL = gateway.DEFAULT_BASE_URL
 DEFAULT_TIMEOUT = 600.0  # seconds per socket operation; long non-streaming answers take minutes
 DEFAULT_IDLE_TIMEOUT = 30.0  # streaming: seconds without a byte (an event or a ping) -> retry
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
-USER_AGENT = "triage-agent/0.1 (python-urllib)"
 # error events in a stream that sending the request again cannot fix (their HTTP twins are 4xx)
 NOT_RETRIED_IN_STREAM = ("invalid_request_error", "authentication_error", "permission_error",
                          "not_found_error", "request_too_large")
@@ -76,23 +72,26 @@ class _Retryable(Exception):
 
 
 class MessagesClient:
-    """Callable model seam: `client(request_body) -> response_body` over HTTP with retries."""
+    """Callable model seam: `client(request_body) -> response_body` over HTTP with retries.
 
-    def __init__(self, *, api_key, base_url=DEFAULT_BASE_URL, fallbacks=True, max_retries=2,
-                 timeout=DEFAULT_TIMEOUT, stream=False, idle_timeout=DEFAULT_IDLE_TIMEOUT,
-                 first_byte_timeout=None, profile="anthropic", auth_token=None,
+    `transport` says where and how (gateway.HttpTransport, bedrock.BedrockTransport,
+    vertex.VertexTransport); without one, the hosted API or a gateway from the same options
+    as HttpTransport's."""
+
+    def __init__(self, *, api_key=None, base_url=DEFAULT_BASE_URL, fallbacks=True,
+                 max_retries=2, timeout=DEFAULT_TIMEOUT, stream=False,
+                 idle_timeout=DEFAULT_IDLE_TIMEOUT, first_byte_timeout=None,
+                 profile="anthropic", auth_token=None, headers=None, transport=None,
                  on_stream=None, sleep=time.sleep, rand=random.random, on_retry=None):
-        if profile not in profiles.PROFILES:
-            raise ValueError(f"unknown API profile {profile!r}")
-        self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
-        self.profile = profile
-        self.fallbacks = fallbacks and profile == "anthropic"
+        self.transport = transport or gateway.HttpTransport(
+            api_key=api_key, base_url=base_url, profile=profile, auth_token=auth_token,
+            fallbacks=fallbacks, headers=headers)
+        self.url = getattr(self.transport, "url", "")
         self.max_retries = max(0, int(max_retries))
         self.timeout = timeout
         self.stream = stream
         self.idle_timeout = idle_timeout
         self.first_byte_timeout = first_byte_timeout or idle_timeout
-        self._api_key, self._auth_token = api_key, auth_token
         self._sleep = sleep
         self._rand = rand
         self._on_retry = on_retry  # on_retry(attempt, delay_seconds, error): progress lines
@@ -101,28 +100,11 @@ class MessagesClient:
         self._started = False
         self.retries = 0  # total retries over the client's life, for the outcome
 
-    def _headers(self) -> dict:
-        """The request headers (the key included; never log this dict)."""
-        headers = {"x-api-key": self._api_key or "", "anthropic-version": API_VERSION,
-                   "content-type": "application/json", "accept": "application/json",
-                   "user-agent": USER_AGENT}
-        if not self._api_key and (self._auth_token or self.profile != "anthropic"):
-            del headers["x-api-key"]   # a bearer token, or a server that takes no key
-        if self._auth_token:
-            headers["authorization"] = f"Bearer {self._auth_token}"
-        if self.fallbacks:
-            headers["anthropic-beta"] = FALLBACK_BETA
-        return headers
-
     def __call__(self, request_body: dict) -> dict:
         """Send one Messages request; return the response message or raise ApiError."""
-        if not self.url.startswith(("http://", "https://")):
-            raise ApiError(None, "invalid_url", f"the API base URL must start with http:// or"
-                           f" https:// (got {self.url[:-len('/v1/messages')]!r})")
-        if self.profile == "compatible":  # on the wire only, like stream: records see the loop's
-            request_body = profiles.compatible_request(request_body)
-        if self.stream:  # the loop's request stays as it is: records and replay see no change
-            request_body = dict(request_body, stream=True)
+        self.transport.check()
+        # on the wire only: records and replay see the loop's request unchanged
+        request_body = self.transport.encode(request_body, self.stream)
         try:
             data = json.dumps(request_body, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as exc:
@@ -142,17 +124,17 @@ class MessagesClient:
                 self._sleep(delay)
 
     def _attempt(self, data: bytes) -> dict:
-        request = urllib.request.Request(self.url, data=data, headers=self._headers(),
-                                         method="POST")
+        self.url, headers = self.transport.prepare(data, self.stream)  # signed or token fresh
+        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         wait = self.first_byte_timeout if self.stream else self.timeout
         status, rid = None, None  # known once the response has started
         self._started = False     # streaming: the first byte of the body has come
         try:
             with urllib.request.urlopen(request, timeout=wait) as response:
                 headers = _lower(response.headers)
-                status, rid = 200, headers.get("request-id")
+                status, rid = 200, headers.get(self.transport.request_id_header)
                 self.last_request_id = rid
-                if headers.get("content-type", "").startswith("text/event-stream"):
+                if headers.get("content-type", "").startswith(self.transport.stream_types):
                     return self._read_stream(response, rid)
                 body = response.read()
         except urllib.error.HTTPError as exc:
@@ -180,13 +162,13 @@ class MessagesClient:
             raise _Retryable(ApiError(status, "connection_error",
                                       f"connection to {self.url} broke:"
                                       f" {type(exc).__name__}: {exc}", rid)) from None
-        return self._parse_message(body, headers)
+        return self._parse_message(body, rid)
 
     def _read_stream(self, response, rid) -> dict:
         """The streamed answer as one message; a stream that fails is retryable (sse.py)."""
         try:
-            message = sse.read_message(response, on_event=self._tell,
-                                       on_first_chunk=lambda: self._first_byte(response))
+            message = self.transport.read_stream(
+                response, on_event=self._tell, on_first_chunk=lambda: self._first_byte(response))
         except sse.StreamError as exc:
             error = ApiError(200, exc.error_type, f"{exc.message} (in the event stream)", rid)
             if exc.error_type in NOT_RETRIED_IN_STREAM:
@@ -194,7 +176,7 @@ class MessagesClient:
             raise _Retryable(error) from None
         if message.get("type") != "message":   # the same check as a plain answer's
             raise ApiError(200, "invalid_response", "the API streamed something that is not a"
-                           f" message: {_snippet(json.dumps(message).encode())}", rid)
+                           f" message: {gateway.snippet(json.dumps(message).encode())}", rid)
         return message
 
     def _first_byte(self, response):
@@ -223,25 +205,24 @@ class MessagesClient:
                 "slow model server needs a longer --first-byte-timeout")
 
     def _status_error(self, status, headers, body):
-        error_type, message, rid = _error_fields(status, body)
-        message = profiles.server_words(error_type, message) or message
-        error = ApiError(status, error_type, message, headers.get("request-id") or rid)
+        error_type, message, rid = self.transport.error_fields(status, headers, body)
+        error = ApiError(status, error_type, message,
+                         headers.get(self.transport.request_id_header) or rid)
         self.last_request_id = error.request_id
         if _should_retry(status, headers):
             return _Retryable(error, headers)
         return error
 
-    def _parse_message(self, body: bytes, headers: dict) -> dict:
-        rid = headers.get("request-id")
+    def _parse_message(self, body: bytes, rid) -> dict:
         try:
             message = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise ApiError(200, "invalid_response", "the API answered 200 but the body is"
-                           f" not JSON: {_snippet(body)}", rid) from None
+                           f" not JSON: {gateway.snippet(body)}", rid) from None
         if not isinstance(message, dict) or message.get("type") != "message" \
                 or not isinstance(message.get("content"), list):
             raise ApiError(200, "invalid_response", "the API answered 200 but the body is"
-                           f" not a message object: {_snippet(body)}", rid)
+                           f" not a message object: {gateway.snippet(body)}", rid)
         return message
 
     def _delay(self, attempt: int, headers: dict) -> float:
@@ -277,24 +258,3 @@ def _retry_after(headers: dict):
     except ValueError:
         parsed = email.utils.parsedate_tz(value)
         return None if parsed is None else float(email.utils.mktime_tz(parsed) - time.time())
-
-
-def _error_fields(status: int, body: bytes):
-    """(error.type, message, body request_id) from an error body, tolerating non-JSON."""
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        error = data["error"]   # the API's envelope, or llama-server's {"error": {code, ...}}
-        rid = data.get("request_id") if isinstance(data.get("request_id"), str) else None
-        return (str(error.get("type") or f"http_{status}"),
-                str(error.get("message") or "(no message)"), rid)
-    if isinstance(data, dict) and isinstance(data.get("error"), str) and data["error"].strip():
-        return f"http_{status}", _snippet(data["error"].encode("utf-8")), None  # Ollama's own
-    return f"http_{status}", _snippet(body) or "(empty body)", None
-
-
-def _snippet(body: bytes, limit=200) -> str:
-    text = body.decode("utf-8", "replace").strip()
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -8,14 +8,17 @@
                  no output_config, no strict, no cache_control, the system prompt as one text,
                  and every error result saying so in its own text ("ERROR: ...").
 
-The default follows the base URL: `anthropic` for the hosted API's host, `compatible` for any
-other. The loop builds one request whatever the endpoint; the client applies the profile on the
+The default follows the model: `anthropic` for a Claude model id (claude-...) whatever the base
+URL (a gateway forwarding to the hosted API loses nothing), `compatible` for any other model;
+--api-profile or TRIAGE_API_PROFILE choose otherwise (providers.py). The loop builds one request whatever the endpoint; the client applies the profile on the
 wire, so records and replays see the loop's request. `server_words` turns a self-hosted server's
 error types into a sentence an operator can act on.
 """
 
+import re
 import urllib.parse
 
+CLAUDE_ID = re.compile(r"claude-[a-z0-9]")
 PROFILES = ("anthropic", "compatible")
 HOSTED_HOSTS = ("api.anthropic.com",)
 ERROR_PREFIX = "ERROR: "
@@ -38,9 +41,10 @@ def is_hosted(base_url) -> bool:
     return host.lower().rstrip(".") in HOSTED_HOSTS
 
 
-def default_profile(base_url) -> str:
-    """`anthropic` for the hosted API's host, `compatible` for any other endpoint."""
-    return "anthropic" if is_hosted(base_url) else "compatible"
+def default_profile(model) -> str:
+    """`anthropic` for a Claude model id (claude-...) whatever the base URL: a gateway in front
+    of the hosted API keeps caching, effort and fallbacks; `compatible` for any other model."""
+    return "anthropic" if isinstance(model, str) and CLAUDE_ID.match(model) else "compatible"
 
 
 def compatible_request(body: dict) -> dict:

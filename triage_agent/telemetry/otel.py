@@ -144,6 +144,7 @@ class Tracer:
         self.started = clock()
         self.spans, self.events = [], []
         self.mcp_attributes = {}    # e.g. mcp.protocol.version, once the server has answered
+        self.provider = "anthropic"  # gen_ai.provider.name: aws.bedrock, gcp.vertex_ai too
         self.root = None
 
     def record(self, draft) -> "dict | None":
@@ -153,6 +154,8 @@ class Tracer:
             self.events.append(_event(draft, self._clock()))
             return None
         attrs = dict(draft.get("attributes") or {})
+        if "gen_ai.provider.name" in attrs:
+            attrs["gen_ai.provider.name"] = self.provider
         if draft.get("mcp"):
             attrs.update(self.mcp_attributes)
         if self.capture_content:
@@ -167,6 +170,7 @@ class Tracer:
         """Close the root span with what the run came to (an Outcome or anything shaped so)."""
         if self.root is None:
             attrs, failure = root_attributes(outcome)
+            attrs["gen_ai.provider.name"] = self.provider
             self.root = self._span(self.root_id, None, f"invoke_agent {AGENT_NAME}", INTERNAL,
                                    self.started, self._clock(), attrs, failure)
             if self.events:

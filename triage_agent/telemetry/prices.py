@@ -4,7 +4,7 @@
 the operator's `PriceTable` when it names the model (a prices file), else the built-in `PRICES`
 (taken `PRICES_TAKEN`), else the operator's price for every other model (`--price-per-mtok`); a
 model none of them prices is None, never a guess. A self-hosted model may be priced at zero.
-When a server-side fallback ran, `usage.iterations` holds per-model entries and each is priced
+Bedrock and Vertex ids price as the model they name (`table_id`). When a server-side fallback ran, `usage.iterations` holds per-model entries and each is priced
 by its own model. `Usage` adds responses up for the outcome; `cost_line` is the one line at the
 end; `money` rounds a USD amount wherever one is printed or serialized.
 
@@ -63,6 +63,12 @@ PRICES = (
     ("claude-opus-4(?:-1)?", Price(15, 18.75, 1.50, 75)),
     ("claude-haiku-4-5", Price(1, 1.25, 0.10, 5)),
 )
+# A Bedrock or Vertex id names the same model: an ARN's last part, a region or geography
+# prefix (us., eu., apac., global., us-gov.), `anthropic.`, a version suffix (-v1, -v1:0) and a
+# Vertex `@DATE` come off before the table is read. An application inference profile's ARN
+# names no model: unknown.
+_PROVIDER_ID = re.compile(r"(?:[a-z][a-z-]{1,9}\.)?anthropic\.(?P<id>claude-[a-z0-9-]+?)"
+                          r"(?:-v[0-9]+(?::[0-9]+)?)?")
 _PRICE_PATTERNS = tuple((re.compile(f"(?:{family})(?:[-@][0-9]{{8}})?"), price)
                         for family, price in PRICES)
 
@@ -113,12 +119,23 @@ def load_prices_file(path) -> dict:
     return table
 
 
+def table_id(model: str) -> str:
+    """The Anthropic model id a Bedrock id, inference profile or ARN names (others unchanged):
+    us.anthropic.claude-opus-4-5-20251101-v1:0 -> claude-opus-4-5-20251101."""
+    model = model.strip()
+    if model.startswith("arn:"):
+        model = model.rsplit("/", 1)[-1]
+    found = _PROVIDER_ID.fullmatch(model)
+    return found.group("id") if found else model
+
+
 def builtin_price(model) -> "Price | None":
-    """The built-in table's price of `model`, or None."""
+    """The built-in table's price of `model` (an Anthropic, Bedrock or Vertex id), or None."""
     if not isinstance(model, str):
         return None
+    model = table_id(model)
     for pattern, price in _PRICE_PATTERNS:
-        if pattern.fullmatch(model.strip()):
+        if pattern.fullmatch(model):
             return price
     return None
 
@@ -206,8 +223,9 @@ def money(usd) -> "float | None":
     return round(usd, 6) if isinstance(usd, (int, float)) and not isinstance(usd, bool) else None
 
 
-def cost_line(model, usage, prices=None) -> str:
-    """The one human line at the end of a run: a Usage's tokens by kind and USD (or why not)."""
+def cost_line(model, usage, prices=None, *, provider=None) -> str:
+    """The one human line at the end of a run: a Usage's tokens by kind and USD (or why not);
+    `provider` (aws.bedrock, gcp.vertex_ai) is named after the model when it is not Anthropic's."""
     tokens = (f"input {usage.input:,} · cache write {usage.cache_write:,}"
               f" · cache read {usage.cache_read:,} · output {usage.output:,}")
     price = price_for(model, prices)
@@ -221,4 +239,5 @@ def cost_line(model, usage, prices=None) -> str:
         money = f"${usage.cost:.4f} (prices of {prices.source})"
     else:
         money = f"${usage.cost:.4f} (prices of {PRICES_TAKEN})"
-    return f"cost: {model} · tokens: {tokens} · {money}"
+    where = f" on {provider}" if provider and provider != "anthropic" else ""
+    return f"cost: {model}{where} · tokens: {tokens} · {money}"

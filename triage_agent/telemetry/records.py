@@ -74,7 +74,7 @@ def audit_line(entry: dict) -> str:
     if entry.get("error"):  # a failed tool's own first line: the cause, not only its size
         parts.append(_printable(entry["error"], 160))
     skip = {"time", "trace_id", "step", "tool", "arguments", "decision", "is_error", "bytes",
-            "error"}
+            "error", "provider"}
     parts.extend(f"{_printable(k, 32)}={_printable(v, 80)}" for k, v in entry.items()
                  if k not in skip)
     return _printable(" · ".join(parts), 400)
@@ -141,6 +141,7 @@ class Recorder:
         self.trace_id = self.tracer.trace_id
         self.exporter = exporter    # called once with every span of the run, at finish()
         self.entries = []  # every audit entry of the run, also when no file is given
+        self.provider = None  # the model endpoint's gen_ai.provider.name, on every entry
 
     @property
     def audit_error(self):
@@ -161,6 +162,8 @@ class Recorder:
         """Record one audit entry; returns it with its time stamp and the run's trace id. With
         show=False it goes to the audit file only (the CLI already says it in other words)."""
         entry = {"time": _iso(self._clock()), "trace_id": self.trace_id, **fields}
+        if self.provider:
+            entry["provider"] = self.provider
         self.entries.append(entry)
         self._audit.write(entry)
         if show and not self.quiet:

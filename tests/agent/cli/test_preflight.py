@@ -38,7 +38,9 @@ def live(*args, env=None):
 
 def failed(out, outcome, requests, cause, advice):
     assert (out.returncode, outcome["stop"], requests) == (2, "preflight_failed", 0), out.stderr
-    lines = out.stderr.splitlines()
+    # the model endpoint's lines (a fake API: not the hosted one) come first; then the server's
+    lines = [line for line in out.stderr.splitlines()
+             if not line.startswith("triage-agent: model ")]
     assert lines[0].startswith("triage-agent: MCP server mcp-kubectl-server")   # it started
     assert lines[1].startswith("triage-agent: preflight failed: namespace ") and cause in lines[1]
     assert lines[2].startswith("triage-agent: what to do: ") and advice in lines[2]

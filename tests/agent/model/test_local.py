@@ -44,12 +44,21 @@ def client_for(api, **options):
     return client, seen
 
 
-@pytest.mark.parametrize("url, profile", [
-    ("https://api.anthropic.com", "anthropic"), ("https://API.anthropic.com./", "anthropic"),
-    ("http://127.0.0.1:8080", "compatible"), ("http://localhost:11434", "compatible"),
-    ("https://api.anthropic.com.evil.example", "compatible"), ("not a url", "compatible")])
-def test_the_default_profile_follows_the_host(url, profile):
-    assert profiles.default_profile(url) == profile
+@pytest.mark.parametrize("url", ["https://api.anthropic.com", "https://API.anthropic.com./"])
+def test_the_hosted_host_is_known(url):
+    assert profiles.is_hosted(url)
+    assert not profiles.is_hosted("https://api.anthropic.com.evil.example")
+    assert not profiles.is_hosted("http://127.0.0.1:8080") and not profiles.is_hosted("not a url")
+
+
+@pytest.mark.parametrize("model, profile", [
+    ("claude-opus-5-5", "anthropic"), ("claude-haiku-4-5-20251001", "anthropic"),
+    ("qwen3-4b-instruct", "compatible"), ("llama3.1:8b", "compatible"),
+    ("claude", "compatible"), (None, "compatible")])
+def test_the_default_profile_follows_the_model_whatever_the_url(model, profile):
+    """Issue 54 changed this from the base URL's host to the model: a gateway in front of the
+    hosted API keeps the anthropic profile."""
+    assert profiles.default_profile(model) == profile
 
 
 def test_the_compatible_request_carries_only_what_these_servers_understand():
@@ -151,10 +160,10 @@ def test_a_model_still_loading_is_retried_like_an_overload():
 
 
 def test_an_error_body_of_plain_text_or_a_string_is_kept_readable():
-    from triage_agent.model.messages import _error_fields
-    assert _error_fields(500, b'{"error": "model \\"x\\" not found"}') == (
+    from triage_agent.model.gateway import error_fields
+    assert error_fields(500, b'{"error": "model \\"x\\" not found"}') == (
         "http_500", 'model "x" not found', None)
-    assert _error_fields(502, b"Bad Gateway") == ("http_502", "Bad Gateway", None)
+    assert error_fields(502, b"Bad Gateway") == ("http_502", "Bad Gateway", None)
 
 
 def test_the_first_byte_may_take_longer_than_the_idle_timeout():

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from triage_agent.telemetry import prices
 from triage_agent.telemetry.prices import (Price, PriceError, PriceTable, Usage, cost_line,
                                            cost_usd, load_prices_file, parse_per_mtok, price_for)
 
@@ -73,3 +74,32 @@ def test_the_cost_line_says_zero_the_operators_prices_or_unknown():
     unknown = Usage()
     unknown.add("local", MTOK)
     assert "$ unknown (no price for 'local'" in cost_line("local", unknown)
+
+
+@pytest.mark.parametrize("model, family", [
+    ("anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
+    ("us.anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5"),
+    ("global.anthropic.claude-sonnet-5-v1", "claude-sonnet-5"),
+    ("us-gov.anthropic.claude-opus-5-5-v1:0", "claude-opus-5-5"),
+    ("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-1-20250805-v1:0",
+     "claude-opus-4-1"),
+    ("arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-opus-5-5-v1:0",
+     "claude-opus-5-5"),
+    ("claude-opus-4-5@20251101", "claude-opus-4-5")])
+def test_bedrock_and_vertex_ids_price_as_the_model_they_name(model, family):
+    assert prices.builtin_price(model) is prices.builtin_price(family) is not None
+
+
+@pytest.mark.parametrize("model", [
+    "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4",
+    "meta.llama3-70b-instruct-v1:0", "anthropic.claude-unknown-9-v1:0", "claude-opus-5-5-v1:0"])
+def test_ids_that_name_no_priced_model_stay_unknown(model):
+    assert prices.builtin_price(model) is None
+
+
+def test_the_cost_line_names_a_cloud_provider():
+    usage = prices.Usage(input=1000, output=10, cost=0.0042)
+    line = prices.cost_line("us.anthropic.claude-opus-5-5-v1:0", usage, provider="aws.bedrock")
+    assert line.startswith("cost: us.anthropic.claude-opus-5-5-v1:0 on aws.bedrock · tokens:")
+    assert prices.cost_line("claude-opus-5-5", usage, provider="anthropic").startswith(
+        "cost: claude-opus-5-5 · tokens:")

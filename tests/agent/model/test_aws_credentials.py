@@ -1,0 +1,208 @@
+"""The AWS credential chain against fakes of each source over real HTTP (STS's XML, the container
+endpoint with its authorization token, IMDSv2's token then credentials), real files and a real
+credential_process: each source, the chain's order, refresh before expiry, and the errors."""
+
+import json
+import sys
+
+import pytest
+
+from tests.support.fake_endpoints import FakeEndpoints
+from triage_agent.model import aws_credentials as chain
+from triage_agent.model.aws_credentials import AwsCredentialSource, CredentialsError
+
+CLOSED = "http://127.0.0.1:9"   # nothing listens: an unreachable endpoint
+NO_IMDS = {"AWS_EC2_METADATA_SERVICE_ENDPOINT": CLOSED}
+STATIC = {"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}
+EXPIRY = "2026-12-07T13:00:00Z"
+EXPIRY_TS = 1796648400.0
+STS_XML = f"""<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <AssumeRoleWithWebIdentityResult>
+    <Credentials><AccessKeyId>ASIASTS</AccessKeyId><SecretAccessKey>sts-secret</SecretAccessKey>
+      <SessionToken>sts-token</SessionToken><Expiration>{EXPIRY}</Expiration></Credentials>
+  </AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>""".encode()
+
+
+def creds(key, token, expiry=EXPIRY):
+    return {"AccessKeyId": key, "SecretAccessKey": key + "-secret", "Token": token,
+            "Expiration": expiry}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty home: no ~/.aws files unless a test writes them."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def web_identity_env(tmp_path, sts):
+    (tmp_path / "token").write_text("eyJ.web.identity\n")
+    return {"AWS_WEB_IDENTITY_TOKEN_FILE": str(tmp_path / "token"),
+            "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/triage", "AWS_ENDPOINT_URL_STS":
+            sts.url, "AWS_ROLE_SESSION_NAME": "triage-test", **NO_IMDS}
+
+
+def test_the_environment_comes_first(home, tmp_path):
+    with FakeEndpoints({("GET", "/"): (200, {}, STS_XML)}) as sts:
+        env = dict(web_identity_env(tmp_path, sts), **STATIC, AWS_SESSION_TOKEN="t")
+        found = AwsCredentialSource(env).get()
+    assert (found.access_key, found.token, found.expiry) == ("AKIAENV", "t", None)
+    assert found.source == "environment (AWS_ACCESS_KEY_ID)" and sts.requests == []
+
+
+def test_half_a_key_in_the_environment_is_an_error_not_a_fall_through(home):
+    with pytest.raises(CredentialsError, match="must both be set"):
+        AwsCredentialSource({"AWS_ACCESS_KEY_ID": "AKIA", **NO_IMDS}).get()
+
+
+def test_web_identity_is_sts_assume_role_with_the_token_files_contents(home, tmp_path):
+    with FakeEndpoints({("GET", "/"): (200, {"content-type": "text/xml"}, STS_XML)}) as sts:
+        found = AwsCredentialSource(web_identity_env(tmp_path, sts)).get()
+    (request,) = sts.requests
+    assert "Action=AssumeRoleWithWebIdentity" in request["path"]
+    query = dict(p.split("=", 1) for p in request["path"].split("?", 1)[1].split("&"))
+    assert query["WebIdentityToken"] == "eyJ.web.identity" and query["Version"] == "2011-06-15"
+    assert query["RoleSessionName"] == "triage-test" and "authorization" not in request["headers"]
+    assert (found.access_key, found.secret_key, found.token) == ("ASIASTS", "sts-secret",
+                                                                 "sts-token")
+    assert found.expiry == EXPIRY_TS and "web identity" in found.source
+
+
+def test_a_web_identity_sts_refuses_is_an_error_never_the_next_source(home, tmp_path):
+    refused = b"<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"
+    with FakeEndpoints({("GET", "/"): (403, {}, refused)}) as sts, \
+            FakeEndpoints({("GET", "/creds"): (200, {}, creds("ASIANODE", "n"))}) as box:
+        env = dict(web_identity_env(tmp_path, sts),
+                   AWS_CONTAINER_CREDENTIALS_FULL_URI=box.url + "/creds")
+        with pytest.raises(CredentialsError, match="HTTP 403.*AccessDenied"):
+            AwsCredentialSource(env).get()
+    assert box.requests == []   # a broken IRSA setup is not silently the node's role
+
+
+def test_shared_files_follow_aws_profile_and_beat_the_container(home, tmp_path):
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text(
+        "[default]\naws_access_key_id = AKIADEF\naws_secret_access_key = def\n"
+        "[oncall]\naws_access_key_id = AKIAONCALL\naws_secret_access_key = oncall\n")
+    with FakeEndpoints({("GET", "/creds"): (200, {}, creds("ASIACONT", "c"))}) as box:
+        env = {"AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/creds", **NO_IMDS}
+        assert AwsCredentialSource(env).get().access_key == "AKIADEF"
+        found = AwsCredentialSource(dict(env, AWS_PROFILE="oncall")).get()
+        assert found.access_key == "AKIAONCALL" and "[oncall]" in found.source
+    assert box.requests == []
+    with pytest.raises(CredentialsError, match="AWS_PROFILE=nobody: no such profile"):
+        AwsCredentialSource(dict(env, AWS_PROFILE="nobody")).get()
+
+
+def test_a_profile_with_a_credential_process_runs_it(home, tmp_path):
+    script = tmp_path / "creds.py"
+    script.write_text("import json; print(json.dumps({'Version': 1, 'AccessKeyId': 'ASIAPROC', "
+                      "'SecretAccessKey': 's', 'SessionToken': 't', 'Expiration': "
+                      f"'{EXPIRY}'}}))")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "config").write_text(f"[profile sso]\nregion = eu-west-1\n"
+                                          f"credential_process = {sys.executable} {script}\n"
+                                          "[profile assumed]\nrole_arn = arn:aws:iam::1:role/x\n")
+    found = AwsCredentialSource({"AWS_PROFILE": "sso", **NO_IMDS}).get()
+    assert (found.access_key, found.expiry) == ("ASIAPROC", EXPIRY_TS)
+    assert chain.read_profile({"AWS_PROFILE": "sso"})["region"] == "eu-west-1"
+    with pytest.raises(CredentialsError, match="export-credentials --profile assumed"):
+        AwsCredentialSource({"AWS_PROFILE": "assumed", **NO_IMDS}).get()
+
+
+def test_the_container_endpoint_sends_the_token_from_its_file(home, tmp_path):
+    (tmp_path / "pod-identity-token").write_text("pod-token\n")
+    with FakeEndpoints({("GET", "/v1/credentials"): (200, {}, creds("ASIAPOD", "p"))}) as box:
+        found = AwsCredentialSource({
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/v1/credentials",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(tmp_path / "pod-identity-token"),
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "ignored-when-the-file-is-set",
+            **NO_IMDS}).get()
+        (request,) = box.requests
+    assert request["headers"]["authorization"] == "pod-token"
+    assert (found.access_key, found.token, found.expiry) == ("ASIAPOD", "p", EXPIRY_TS)
+
+
+def test_a_container_uri_that_is_neither_https_nor_local_is_refused(home):
+    with pytest.raises(CredentialsError, match="must be a loopback address"):
+        AwsCredentialSource({"AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://198.51.100.7/c",
+                             **NO_IMDS}).get()
+
+
+def imds(answer):
+    """IMDSv2: a session token for a PUT with the TTL header; nothing without that token."""
+    def token(record):
+        ttl = record["headers"].get("x-aws-ec2-metadata-token-ttl-seconds")
+        return (200, {}, b"imds-session") if ttl == "21600" else (400, {}, b"")
+
+    def guarded(body):
+        def serve(record):
+            if record["headers"].get("x-aws-ec2-metadata-token") != "imds-session":
+                return 401, {}, b""
+            return 200, {}, body
+        return serve
+    base = "/latest/meta-data/iam/security-credentials/"
+    return FakeEndpoints({("PUT", "/latest/api/token"): token,
+                          ("GET", base): guarded(b"node-role\n"),
+                          ("GET", base + "node-role"): guarded(answer)})
+
+
+def test_imdsv2_asks_for_a_token_first_then_the_role_and_its_credentials(home):
+    with imds(answer=json.dumps(dict(creds("ASIANODE", "n"), Code="Success")).encode()) as box:
+        found = AwsCredentialSource({"AWS_EC2_METADATA_SERVICE_ENDPOINT": box.url}).get()
+        methods = [(r["method"], r["path"]) for r in box.requests]
+    assert methods == [("PUT", "/latest/api/token"),
+                       ("GET", "/latest/meta-data/iam/security-credentials/"),
+                       ("GET", "/latest/meta-data/iam/security-credentials/node-role")]
+    assert found.access_key == "ASIANODE" and "IMDSv2" in found.source
+
+
+def test_with_no_source_at_all_the_error_lists_what_was_tried(home):
+    with pytest.raises(CredentialsError) as failed:
+        AwsCredentialSource(dict(NO_IMDS)).get()
+    for place in ("environment", "web identity", "shared files", "container endpoint",
+                  "instance metadata"):
+        assert place in str(failed.value)
+    with pytest.raises(CredentialsError):  # IMDS switched off: the same answer, no request
+        AwsCredentialSource({"AWS_EC2_METADATA_DISABLED": "true"}).get()
+
+
+class Clock:
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def test_temporary_credentials_are_refreshed_before_they_expire(home):
+    served = iter([creds("ASIAONE", "1"), creds("ASIATWO", "2")])
+    broken = {"now": False}
+
+    def answer(record):
+        return (500, {}, b"down") if broken["now"] else (200, {}, next(served))
+    clock = Clock(EXPIRY_TS - 3600)
+    with FakeEndpoints({("GET", "/c"): answer}) as box:
+        source = AwsCredentialSource({"AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/c",
+                                      **NO_IMDS}, clock=clock)
+        assert source.get().access_key == "ASIAONE"
+        clock.now = EXPIRY_TS - chain.REFRESH_MARGIN - 1     # not yet due: no request
+        assert source.get().access_key == "ASIAONE" and box.count("GET", "/c") == 1
+        clock.now = EXPIRY_TS - chain.REFRESH_MARGIN + 1     # due: the same source again
+        assert source.get().access_key == "ASIATWO" and source.refreshes == 1
+        broken["now"] = True                                  # due, and the source is down:
+        clock.now = EXPIRY_TS - 10                            # the old ones still last
+        assert source.get().access_key == "ASIATWO"
+        clock.now = EXPIRY_TS + 1                             # expired and still down
+        with pytest.raises(CredentialsError, match="expired and could not be refreshed"):
+            source.get()
+
+
+def test_a_profile_with_only_a_region_lets_the_chain_go_on(home):
+    (home / ".aws").mkdir()
+    (home / ".aws" / "config").write_text("[profile pods]\nregion = eu-west-1\n")
+    with FakeEndpoints({("GET", "/creds"): (200, {}, creds("ASIACONT", "c"))}) as box:
+        found = AwsCredentialSource({"AWS_PROFILE": "pods", **NO_IMDS,
+                                     "AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/creds"}
+                                    ).get()
+    assert found.access_key == "ASIACONT"

@@ -1,0 +1,180 @@
+"""The AWS credential sources that answer over HTTP (urllib), each one exchange:
+
+    web identity   GET https://sts.REGION.amazonaws.com/?Action=AssumeRoleWithWebIdentity
+                   &Version=2011-06-15&RoleArn=..&RoleSessionName=..&WebIdentityToken=..
+                   (unsigned; AWS_ENDPOINT_URL_STS / AWS_ENDPOINT_URL override the endpoint)
+                   -> XML .../AssumeRoleWithWebIdentityResult/Credentials/{AccessKeyId,
+                   SecretAccessKey, SessionToken, Expiration}
+    container      GET AWS_CONTAINER_CREDENTIALS_FULL_URI (https, or a loopback or the ECS/EKS
+                   link-local host) or http://169.254.170.2 + _RELATIVE_URI, with the header
+                   Authorization: the token file's or the variable's value
+                   -> JSON {AccessKeyId, SecretAccessKey, Token, Expiration}
+    IMDSv2         PUT /latest/api/token (X-aws-ec2-metadata-token-ttl-seconds: 21600) -> token;
+                   GET /latest/meta-data/iam/security-credentials/ -> the role name;
+                   GET .../ROLE -> JSON {Code: Success, AccessKeyId, SecretAccessKey, Token,
+                   Expiration}, both with X-aws-ec2-metadata-token (AWS_EC2_METADATA_SERVICE_ENDPOINT)
+
+Failures are RemoteError with where it was and what came back (never a secret).
+"""
+
+import datetime
+import ipaddress
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+import xml.etree.ElementTree as ElementTree
+
+STS_NS = "{https://sts.amazonaws.com/doc/2011-06-15/}"
+CONTAINER_HOST = "http://169.254.170.2"
+CONTAINER_HOSTS = ("169.254.170.2", "169.254.170.23", "fd00:ec2::23", "localhost")
+IMDS_ENDPOINT = "http://169.254.169.254"
+IMDS_TTL = "21600"
+
+
+class RemoteError(Exception):
+    """A credential endpoint that could not be reached or did not answer with credentials."""
+
+
+class UnreachableError(RemoteError):
+    """Nothing answered at all (no such endpoint on this machine)."""
+
+
+def parse_time(text):
+    """An ISO 8601 time (2026-12-07T12:00:00Z) as Unix seconds; None for None."""
+    if text is None:
+        return None
+    value = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return value.timestamp()
+
+
+def _fetch(request, timeout, what) -> bytes:
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.read()
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:300].decode("utf-8", "replace")
+        raise RemoteError(f"{what}: HTTP {exc.code} from {request.full_url}: {detail}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UnreachableError(f"{what}: cannot reach {request.full_url} ({reason})") from None
+
+
+def _credentials(data, *, token_key, source):
+    from triage_agent.model.aws_credentials import Credentials
+    try:
+        return Credentials(data["AccessKeyId"], data["SecretAccessKey"], data.get(token_key),
+                           parse_time(data.get("Expiration")), source=source)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteError(f"{source} answered without credentials ({type(exc).__name__}: "
+                          f"{exc})") from None
+
+
+def sts_endpoint(environ) -> str:
+    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+    default = f"https://sts.{region}.amazonaws.com" if region else "https://sts.amazonaws.com"
+    return (environ.get("AWS_ENDPOINT_URL_STS") or environ.get("AWS_ENDPOINT_URL")
+            or default).rstrip("/")
+
+
+def assume_role_with_web_identity(environ, token_file, role, *, clock, timeout):
+    """STS AssumeRoleWithWebIdentity with the token file's contents (read again each time:
+    the kubelet rotates it)."""
+    what = f"web identity ({role})"
+    try:
+        with open(token_file, encoding="utf-8") as file:
+            token = file.read().strip()
+    except OSError as exc:
+        raise RemoteError(f"{what}: cannot read AWS_WEB_IDENTITY_TOKEN_FILE {token_file} "
+                          f"({exc.strerror or exc})") from None
+    session = environ.get("AWS_ROLE_SESSION_NAME") or f"triage-agent-{int(clock())}"
+    query = urllib.parse.urlencode({"Action": "AssumeRoleWithWebIdentity",
+                                    "Version": "2011-06-15", "RoleArn": role,
+                                    "RoleSessionName": session, "WebIdentityToken": token})
+    url = sts_endpoint(environ) + "/?" + query
+    body = _fetch(urllib.request.Request(url, headers={"accept": "application/xml"}),
+                  timeout, what)
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError as exc:
+        raise RemoteError(f"{what}: STS answered something that is not XML ({exc})") from None
+    found = root.find(f".//{STS_NS}Credentials")
+    if found is None:
+        found = root.find(".//Credentials")
+    if found is None:
+        raise RemoteError(f"{what}: STS answered without Credentials")
+    data = {child.tag.split("}")[-1]: (child.text or "").strip() for child in found}
+    return _credentials(data, token_key="SessionToken",
+                        source=f"web identity (AWS_ROLE_ARN {role}, STS)")
+
+
+def _container_url(environ) -> str:
+    full = environ.get("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+    if not full:
+        return CONTAINER_HOST + environ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]
+    parts = urllib.parse.urlsplit(full)
+    host = parts.hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if parts.scheme != "https" and not (loopback or host in CONTAINER_HOSTS):
+        raise RemoteError(f"AWS_CONTAINER_CREDENTIALS_FULL_URI {full}: an http URL must be a "
+                          "loopback address or the ECS/EKS credentials host")
+    return full
+
+
+def _container_token(environ):
+    path = environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as file:
+                return file.read().strip()
+        except OSError as exc:
+            raise RemoteError(f"cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {path} "
+                              f"({exc.strerror or exc})") from None
+    return environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+
+
+def container_credentials(environ, *, timeout):
+    """The container credentials endpoint (EKS Pod Identity, ECS task roles)."""
+    url = _container_url(environ)
+    headers = {"accept": "application/json"}
+    token = _container_token(environ)
+    if token:
+        headers["authorization"] = token
+    what = f"container credentials endpoint {url}"
+    body = _fetch(urllib.request.Request(url, headers=headers), timeout, what)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise RemoteError(f"{what} answered something that is not JSON") from None
+    return _credentials(data, token_key="Token", source=what)
+
+
+def imds_credentials(environ, *, timeout):
+    """The instance role's credentials through IMDSv2 (token first)."""
+    base = (environ.get("AWS_EC2_METADATA_SERVICE_ENDPOINT") or IMDS_ENDPOINT).rstrip("/")
+    what = f"instance metadata service {base}"
+    try:
+        token = _fetch(urllib.request.Request(
+            base + "/latest/api/token", method="PUT",
+            headers={"x-aws-ec2-metadata-token-ttl-seconds": IMDS_TTL}), timeout, what).decode()
+    except UnreachableError:
+        return None   # not an EC2 instance (or IMDS is off): the chain found nothing
+    headers = {"x-aws-ec2-metadata-token": token.strip()}
+    path = base + "/latest/meta-data/iam/security-credentials/"
+    role = _fetch(urllib.request.Request(path, headers=headers), timeout, what).decode()
+    role = role.strip().splitlines()[0] if role.strip() else ""
+    if not role:
+        raise RemoteError(f"{what}: the instance has no IAM role")
+    body = _fetch(urllib.request.Request(path + role, headers=headers), timeout, what)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise RemoteError(f"{what} answered something that is not JSON") from None
+    if isinstance(data, dict) and data.get("Code", "Success") != "Success":
+        raise RemoteError(f"{what}: role {role}: {data.get('Code')} {data.get('Message', '')}")
+    return _credentials(data, token_key="Token", source=f"{what} (role {role}, IMDSv2)")
