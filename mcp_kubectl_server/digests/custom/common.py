@@ -28,6 +28,11 @@ CREDENTIAL_KEY = re.compile(r"pass(word|wd)?|secret|token|api[-_]?key|access[-_]
 REFERENCE_KEY = re.compile(r"(name|ref|kind|fromenv)$", re.IGNORECASE)
 
 
+def is_credential_key(key):
+    """True for a key whose value is a credential (password, connection), not a reference to one."""
+    return bool(CREDENTIAL_KEY.search(str(key))) and not REFERENCE_KEY.search(str(key))
+
+
 def now_utc():
     return datetime.now(timezone.utc)
 
@@ -106,8 +111,7 @@ def flatten(value, prefix="", *, depth=DEPTH_MAX, limit=LINES_MAX, mask=False):
                               else f"<{type(item).__name__} nested deeper than {depth}>"))
         else:
             key = path.rsplit(".", 1)[-1]
-            secret = mask and CREDENTIAL_KEY.search(key) and not REFERENCE_KEY.search(key)
-            shown = "<redacted>" if secret else value_text(item)
+            shown = "<redacted>" if mask and is_credential_key(key) else value_text(item)
             add(f"{path}={shown}")
 
     def add(line):

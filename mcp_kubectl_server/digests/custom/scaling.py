@@ -10,7 +10,7 @@ string is a credential); `context["hpas"]` are the namespace's HorizontalPodAuto
 KEDA owns is named, any other one on the same target is a conflict line.
 """
 
-from mcp_kubectl_server.digests.custom.common import CREDENTIAL_KEY, condition, value_text
+from mcp_kubectl_server.digests.custom.common import condition, is_credential_key, value_text
 from mcp_kubectl_server.digests.text import one_line
 
 TRIGGERS_MAX = 8
@@ -36,7 +36,7 @@ def _trigger_line(i, trigger):
         line += f" name={one_line(trigger['name'], 60)}"
     metadata = trigger.get("metadata") or {}
     if isinstance(metadata, dict) and metadata:
-        shown = [f"{one_line(k, 60)}=" + ("<redacted>" if CREDENTIAL_KEY.search(str(k)) else value_text(v, 200))
+        shown = [f"{one_line(k, 60)}=" + ("<redacted>" if is_credential_key(k) else value_text(v, 200))
                  for k, v in sorted(metadata.items())]
         line += " metadata: " + ", ".join(shown)
     auth = trigger.get("authenticationRef") or {}
