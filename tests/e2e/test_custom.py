@@ -55,7 +55,8 @@ def test_the_autoscaler_conflict_and_the_trigger_credentials(shared_serve):
     assert ("  conflict: HorizontalPodAutoscaler worker-cpu (not owned by this ScaledObject) also scales "
             "Deployment/worker min=3 max=6: two autoscalers set its replicas in turn") in text
     assert "  target=Deployment/worker min=2 max=30 hpa=keda-hpa-worker Ready=True Active=True Fallback=False" in text
-    assert "guest:guest" not in text and "amqp://guest:[REDACTED]@rabbitmq.prod.svc:5672/" in text
+    assert "hostFromEnv=RABBITMQ_URL, mode=QueueLength, queueName=orders, value=20" in text
+    assert "authenticationRef=TriggerAuthentication/rabbitmq-auth" in text
     job = ok(server, "get_custom_resources", {"namespace": "prod", "kind": "ScaledJob"})
     assert "job images=registry.example.com/shop/reports:v1.4.0 max=5" in job
 
