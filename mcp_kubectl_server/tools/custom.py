@@ -108,7 +108,7 @@ def _context(reader, kind, namespace, objects):
         context["hpas"] = _or_text(lambda: reader.list_json(
             f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers").get("items") or [])
     if (kind.group, kind.kind) == ("cert-manager.io", "Certificate"):
-        context["issuers"] = _issuers(reader, kind, namespace, objects)
+        context["issuers"] = _issuers(reader, namespace, objects)
     return context
 
 
@@ -119,21 +119,24 @@ def _or_text(read):
         return one_line(exc, 200)
 
 
-def _issuers(reader, kind, namespace, certificates):
+def _issuers(reader, namespace, certificates):
     """(kind, name) -> the Issuer or ClusterIssuer each Certificate names, or why it was not read."""
+    served = {(k.group, k.kind): k for k in read_discovery(reader).custom}
     found = {}
     for cert in certificates:
         ref = (cert.get("spec") or {}).get("issuerRef") or {}
         issuer_kind, name = ref.get("kind") or "Issuer", ref.get("name")
-        if not name or (issuer_kind, name) in found or ref.get("group", "cert-manager.io") != "cert-manager.io":
-            continue
-        plural = "issuers" if issuer_kind == "Issuer" else "clusterissuers"
-        target = kind._replace(plural=plural, kind=issuer_kind, namespaced=issuer_kind == "Issuer")
-        if not target.namespaced and not getattr(reader, "cluster_scoped", True):
+        group = ref.get("group") or "cert-manager.io"
+        if not name or (issuer_kind, name) in found or group != "cert-manager.io":
+            continue  # an external issuer (another group) is named in the digest, not read
+        target = served.get((group, issuer_kind))
+        if target is None:
+            found[(issuer_kind, name)] = f"not read: this cluster serves no {issuer_kind} kind"
+        elif not target.namespaced and not getattr(reader, "cluster_scoped", True):
             found[(issuer_kind, name)] = "not read: cluster-scoped reads are switched off on this server"
-            continue
-        reader.allow_custom([target])
-        found[(issuer_kind, name)] = _or_text(lambda: reader.get_json(_path(target, namespace, name)))
+        else:
+            reader.allow_custom([target])
+            found[(issuer_kind, name)] = _or_text(lambda: reader.get_json(_path(target, namespace, name)))
     return found
 
 

@@ -277,3 +277,42 @@ def test_the_tools_are_declared_once_with_their_scope():
     assert tools["get_api_resources"].namespaced is False and tools["get_api_resources"].properties == {}
     assert tools["get_custom_resources"].required == ("namespace", "kind")
     assert "get_api_resources" not in load(cluster_tools=False).tools
+
+
+class RecordingReader:
+    """A fake reader answering discovery from a table, recording each path it was asked."""
+
+    def __init__(self, answers):
+        self.answers, self.paths, self.cache = answers, [], {}
+
+    def get_json(self, path, query=None):
+        self.paths.append(path)
+        answer = self.answers[path]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def test_discovery_reads_custom_groups_only_keeps_its_answer_a_minute_and_names_a_dead_group():
+    from mcp_kubectl_server.read.discovery import read_discovery
+    from mcp_kubectl_server.read.errors import ReadError
+    group = lambda name, version: {"name": name, "preferredVersion": {"groupVersion": f"{name}/{version}",
+                                                                     "version": version}}
+    reader = RecordingReader({
+        "/apis": {"groups": [group("apps", "v1"), group("keda.sh", "v1alpha1"), group("external.metrics.k8s.io", "v1beta1"),
+                             group("bad group", "v1"), group("x.io", "../v1")]},
+        "/apis/keda.sh/v1alpha1": {"resources": [{"name": "scaledobjects", "kind": "ScaledObject", "namespaced": True,
+                                                  "shortNames": ["so"]},
+                                                 {"name": "scaledobjects/status", "kind": "ScaledObject"}]},
+        "/apis/external.metrics.k8s.io/v1beta1": ReadError("the server is currently unable to handle the request (503)",
+                                                           status=503)})
+    clock = [100.0]
+    found = read_discovery(reader, now=lambda: clock[0])
+    assert [k.plural for k in found.custom] == ["scaledobjects"] and ("apps", "v1") in found.builtin
+    assert found.failed == [("external.metrics.k8s.io/v1beta1", "the server is currently unable to handle the request (503)")]
+    assert reader.paths == ["/apis", "/apis/keda.sh/v1alpha1", "/apis/external.metrics.k8s.io/v1beta1"]
+    clock[0] += 59
+    assert read_discovery(reader, now=lambda: clock[0]) is found and len(reader.paths) == 3
+    clock[0] += 2
+    read_discovery(reader, now=lambda: clock[0])
+    assert len(reader.paths) == 6  # a minute on, a CRD installed meanwhile is seen
