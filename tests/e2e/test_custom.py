@@ -15,10 +15,6 @@ import pytest
 from tests.e2e.test_services import ok, only_scoped_gets
 
 
-def call(server, tool, arguments):
-    return server.call(tool, arguments)
-
-
 def test_get_api_resources_lists_the_custom_groups_in_full(shared_serve):
     server, sim = shared_serve("mesh-deny")
     text = ok(server, "get_api_resources", {})
@@ -105,20 +101,20 @@ def test_secret_holding_kinds_show_names_only_and_unknown_kinds_the_generic_dige
 
 def test_kinds_that_name_nothing_or_too_much_are_errors_with_the_candidates(shared_serve):
     server, sim = shared_serve("cert-expired")
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "Widget"})
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "Widget"})
     assert is_error and text.startswith("no custom kind matches 'Widget'; the custom kinds this cluster serves:")
     assert "ScaledObject (scaledobjects.keda.sh)" in text
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "Deployment"})
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "Deployment"})
     assert is_error and "built-in kind" in text
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "ClusterIssuer"})
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "ClusterIssuer"})
     assert is_error and "name the one to read" in text
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "AppProject",
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "AppProject",
                                                           "name": "x"})
     assert not is_error and text.endswith("no objects named x.")
     for bad in ({"namespace": "kube-system", "kind": "Certificate"}, {"namespace": "prod", "kind": "-A"},
                 {"namespace": "prod", "kind": "certificates/../secrets"}, {"namespace": "prod"},
                 {"namespace": "prod", "kind": "Certificate", "name": "Shop_TLS"}):
-        text, is_error = call(server, "get_custom_resources", bad)
+        text, is_error = server.call("get_custom_resources", bad)
         assert is_error, bad
     only_scoped_gets(sim)
 
@@ -130,7 +126,7 @@ def test_an_ambiguous_kind_lists_both_groups(serve, tmp_path):
     cluster = tmp_path / "gateways.json"
     cluster.write_text(json.dumps({"kind": "SimulatedCluster", "base": "healthy", "objects": gateways}))
     server, _ = serve(str(cluster))
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "Gateway"})
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "Gateway"})
     assert is_error and text == ("kind 'Gateway' is ambiguous: it names Gateway (gateways.gateway.networking.k8s.io), "
                                  "Gateway (gateways.networking.istio.io); name one as PLURAL.GROUP")
     text = ok(server, "get_custom_resources", {"namespace": "prod", "kind": "gateways.gateway.networking.k8s.io"})
@@ -141,7 +137,7 @@ def test_without_cluster_tools_no_cluster_scoped_custom_kind_is_read(serve):
     server, sim = serve("cert-expired", "--no-cluster-tools")
     names = [t["name"] for t in server.request("tools/list")["result"]["tools"]]
     assert "get_custom_resources" in names and "get_api_resources" not in names
-    text, is_error = call(server, "get_custom_resources", {"namespace": "prod", "kind": "ClusterIssuer",
+    text, is_error = server.call("get_custom_resources", {"namespace": "prod", "kind": "ClusterIssuer",
                                                           "name": "letsencrypt-prod"})
     assert is_error and "--no-cluster-tools" in text
     cert = ok(server, "get_custom_resources", {"namespace": "prod", "kind": "Certificate"})
