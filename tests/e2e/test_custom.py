@@ -145,9 +145,17 @@ def test_without_cluster_tools_no_cluster_scoped_custom_kind_is_read(serve):
     assert not [r for r in sim.requests if "clusterissuers" in r["path"]]
 
 
-@pytest.mark.parametrize("kind", ["Application", "HelmRelease", "HelmRepository", "GitRepository", "PodChaos",
-                                  "Schedule", "TriggerAuthentication"])
-def test_every_known_kind_reads_through_the_proxy(shared_serve, kind):
-    server, _ = shared_serve("cert-expired")
-    text = ok(server, "get_custom_resources", {"namespace": "prod", "kind": kind})
-    assert text.endswith("in namespace prod: no objects.")
+@pytest.mark.parametrize("cluster,namespace,kind,words", [
+    ("gitops-sync", "flux-system", "HelmRelease", "lastAppliedRevision=6.5.4 lastAttemptedRevision=6.5.4"),
+    ("gitops-sync", "flux-system", "hr", "source=HelmRepository/podinfo targetNamespace=staging releaseName=podinfo"),
+    ("gitops-sync", "flux-system", "HelmRepository", "artifact=sha256:5d1c7e2f"),
+    ("gitops-sync", "flux-system", "gitrepositories.source.toolkit.fluxcd.io", "url=https://git.example.com/platform/fleet.git ref.branch=main"),
+    ("cert-expired", "prod", "Schedule", 'schedule="0 3 * * 1" type=PodChaos concurrencyPolicy=Forbid historyLimit=2 paused=true'),
+    ("cert-expired", "prod", "podchaos", "action=pod-kill mode=one duration=until deleted paused=false"),
+    ("cert-expired", "prod", "ServiceMonitor", "no objects"),
+    ("cert-expired", "prod", "TriggerAuthentication", "no objects")])
+def test_every_known_kind_reads_through_the_proxy(shared_serve, cluster, namespace, kind, words):
+    server, sim = shared_serve(cluster, namespaces="prod,argocd,flux-system")
+    text = ok(server, "get_custom_resources", {"namespace": namespace, "kind": kind})
+    assert words in text
+    assert all(r["verb"] == "GET" for r in sim.requests) and sim.journal_entries() == []
