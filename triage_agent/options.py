@@ -22,7 +22,7 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, asc
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # Our own server's cluster-scoped read tools: offered without a namespace argument only when the
 # CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
-OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node", "get_priority_classes")
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node", "get_priority_classes", "get_api_resources")
 
 
 class UsageError(Exception):

@@ -99,6 +99,7 @@ def test_ping_list_and_eof_exit_zero(server):
     assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads",
                                           "describe_workload", "get_changes", "get_services", "get_config", "get_storage",
                                           "get_quotas", "get_network_policies", "get_ingresses", "get_rbac",
+                                          "get_api_resources", "get_custom_resources",
                                           "get_nodes", "describe_node", "get_priority_classes"]
     assert "nextCursor" not in server.request("tools/list")["result"]
     assert server.request("tools/list", {"cursor": "page-2"})["error"]["code"] == -32602

@@ -33,8 +33,10 @@ def _code(text):
 
 def _pattern_names():
     from mcp_kubectl_server import validate
+    from mcp_kubectl_server.tools import custom
     return {validate.DNS1123_LABEL: "a DNS-1123 label",
             validate.DNS1123_SUBDOMAIN: "a DNS-1123 name",
+            custom.KIND_PATTERN: "a kind: Kind, plural or short name, optionally .GROUP",
             validate.SELECTOR_PATTERN: "a label selector"}
 
 
