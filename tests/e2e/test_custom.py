@@ -19,9 +19,9 @@ def test_get_api_resources_lists_the_custom_groups_in_full(shared_serve):
     server, sim = shared_serve("mesh-deny")
     text = ok(server, "get_api_resources", {})
     lines = text.splitlines()
-    assert lines[0] == ("API groups served: 11 built-in, 11 custom (from CustomResourceDefinitions or "
+    assert lines[0] == ("API groups served: 12 built-in, 11 custom (from CustomResourceDefinitions or "
                         "aggregated API servers).")
-    assert lines[1].startswith("built-in: v1, apps/v1, batch/v1, autoscaling/v2,")
+    assert lines[1].startswith("built-in: v1, apps/v1, batch/v1, autoscaling/v2,") and "policy/v1" in lines[1]
     assert "KEDA (event-driven autoscaling)" in lines[2] and "Istio (service mesh)" in lines[2]
     assert "security.istio.io/v1 (Istio (service mesh)):" in lines
     assert "  AuthorizationPolicy plural=authorizationpolicies.security.istio.io namespaced short=ap" in lines
