@@ -150,8 +150,11 @@ def test_approval_on_a_terminal(kube_sim, tmp_path, answer, execute, decision, w
     sim = kube_sim("crashloop")
     argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
             "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart", "--json"]
-    code, stdout, screen = run_here_on_pty(argv + (["--execute"] if execute else []), answer)
+    # --verify-timeout 0: the watch after an executed action is tests/agent/cli/test_watch.py's
+    code, stdout, screen = run_here_on_pty(
+        argv + (["--execute", "--verify-timeout", "0"] if execute else []), answer)
     assert code == 0, screen
+    assert "watching" not in screen
     outcome = json.loads(stdout)
     proposal = outcome["proposals"][0]
     assert proposal["decision"] == decision and "kubectl" in screen
@@ -189,7 +192,8 @@ def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
     sim = kube_sim("crashloop")
     argv = ["checkout pods in prod keep restarting", "--namespaces", "prod",
             "--replay", str(ROOT / "fixtures" / "replay" / "crashloop-undo.json"),
-            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute"]
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute",
+            "--verify-quiet", "0"]   # the rollback's pods are Ready at the watch's first look
     code, stdout, screen = run_on_pty(argv, "yes")
     assert code == 0, screen
     assert [e["verb"] for e in sim.journal_entries()] == ["PATCH"]   # it really ran
@@ -197,6 +201,9 @@ def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
     assert "  - executed: rollout_undo prod/checkout (exit code 0)" in taken[0]
     assert f"    kubectl --kubeconfig {sim.kubeconfig} rollout undo deployment/checkout -n prod" \
         in taken[0]
+    assert "    verification: recovered after " in taken[0]
+    assert "      2/2 pods of ReplicaSet checkout-5c4b8d7f9b Ready" in taken[0]
+    assert "triage-agent: watching checkout: 2/2 Ready, 0 restarts" in screen
     proposed = taken[1].split("Next checks", 1)[0]
     assert "1. rollout_undo prod/checkout" in proposed
     assert "already executed in this run (see Actions taken)" in proposed
