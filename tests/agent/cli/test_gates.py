@@ -95,10 +95,11 @@ def type_answer(master, answer):
         os.write(master, answer.encode() + b"\n")
 
 
-def run_here_on_pty(argv, answer, timeout=60):
+def run_here_on_pty(argv, answer, timeout=60, server_thread=True):
     """run_on_pty's answer for the CLI in this process: its approval prompt is asked on a pty of
     the test's (prompt.tty_approve's tty_path), which `answer` is typed at; the screen is what the
-    pty showed and then the CLI's stderr."""
+    pty showed and then the CLI's stderr. server_thread=False: the MCP server is a child process
+    (tests/support/cli_here.py)."""
     master, slave = os.openpty()
     shown = bytearray()
     answered = threading.Event()
@@ -122,7 +123,8 @@ def run_here_on_pty(argv, answer, timeout=60):
         patch.setattr(prompt, "tty_approve", functools.partial(prompt.tty_approve,
                                                             tty_path=os.ttyname(slave)))
         try:
-            done = run_main_here(argv, env=clean_env(), timeout=timeout)
+            done = run_main_here(argv, env=clean_env(), timeout=timeout,
+                                 server_thread=server_thread)
         finally:
             os.close(slave)
             reader.join(timeout)
