@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
+from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions, verify
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
 NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
@@ -251,9 +251,14 @@ def approval_store(args, engine):
     check = approvals.command_check(kinds=tuple(args.run.allow_action), ceiling=args.ceiling,
                                     context=args.run.context, kubeconfig=args.run.kubeconfig)
     writer.store = approvals.Store(engine.outbox, execute=args.execute, rebuild=check,
-                                   changed=writer.changed)
+                                   changed=writer.changed,
+                                   verify=verify.watcher(args.run, _say) if args.execute else None)
     engine.write_outcome = writer.finish
     return writer.store, writer
+
+
+def _say(line):
+    print(f"triage-agent serve: {line}", file=sys.stderr, flush=True)
 
 
 def sweep(store, stop, every=SWEEP_SECONDS):
