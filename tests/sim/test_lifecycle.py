@@ -34,12 +34,13 @@ def pods(sim, selector):
 
 
 def test_an_undo_starts_its_pods_after_the_delay_and_the_rollout_completes(kube_sim):
-    sim = kube_sim("crashloop", pod_start_delay=0.4)
+    sim = kube_sim("crashloop", pod_start_delay=3600)
     ok(sim, "rollout", "undo", "deployment/checkout", "-n", "prod")
     first = rows(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout"))
     assert {r[2] for r in first} == {"ContainerCreating"}       # not ready before the delay
     assert "0 of 2 updated replicas are available" in ok(
         sim, "rollout", "status", "deployment/checkout", "-n", "prod", "--watch=false")
+    sim.store.pod_start_delay = 0.2   # a setting of the running simulator: the delay is over
     until(lambda: all(r[1] == "1/1" and r[2] == "Running"
                       for r in rows(ok(sim, "get", "pods", "-n", "prod", "-l", "app=checkout"))))
     dep = json.loads(ok(sim, "get", "deploy", "checkout", "-n", "prod", "-o", "json"))
