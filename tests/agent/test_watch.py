@@ -264,6 +264,26 @@ def test_a_failed_command_is_not_watched_and_a_broken_watch_is_unknown():
         raise RuntimeError("oops")
     proposal = make_gate(broken).propose(dict(UNDO))[2]
     assert (proposal.decision, proposal.verification["state"]) == ("executed", "unknown")
+    assert proposal.verification["observed"] == ["the watch failed (RuntimeError: oops)"]
+    assert proposal.verification["checked_at"].endswith("Z")
+
+
+def test_serve_watch_without_a_server_is_unknown_and_off_with_timeout_zero(tmp_path):
+    from triage_agent.options import build_parser
+    from triage_agent.serve import verify
+    said = []
+
+    def run_options(*extra):
+        return build_parser().parse_args(["x", "--namespaces", "prod", *extra])
+    record = {"id": "ap-0123456789abcdef", "kind": "rollout_undo", "namespace": "prod",
+              "target": "checkout", "seen": []}
+    check = verify.watcher(run_options("--mcp", str(tmp_path / "no-such-server")), said.append)
+    found = check(record)
+    assert found["state"] == "unknown"
+    assert found["observed"][0].startswith("the MCP server did not start")
+    assert said[-1].startswith("approval ap-0123456789abcdef: verification of rollout_undo "
+                               "prod/checkout: unknown (could not tell)")
+    assert verify.watcher(run_options("--verify-timeout", "0"), said.append) is None
 
 
 def test_an_interrupt_during_the_watch_keeps_the_record_and_says_so():
@@ -320,3 +340,20 @@ def test_a_watched_action_in_a_run_is_audited_and_taken():
     entry = recorder.audits[1]
     assert entry["decision"] == "verification" and entry["tool_use_id"] == "toolu_p"
     assert {k: entry[k] for k in found} == found
+
+
+@pytest.mark.parametrize("flag,value,words", [("--verify-timeout", "-1", "must be at least 0"),
+                                              ("--verify-timeout", "3601", "must be at most 3600"),
+                                              ("--verify-quiet", "soon", "is not a number"),
+                                              ("--verify-quiet", "nan", "must be at least 0")])
+def test_the_watch_flags_refuse_what_is_not_a_number_of_seconds(capsys, flag, value, words):
+    from triage_agent.options import build_parser
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["x", "--namespaces", "prod", flag, value])
+    assert stopped.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_the_watch_flags_default_to_the_issue_s_numbers():
+    from triage_agent.options import build_parser
+    args = build_parser().parse_args(["x", "--namespaces", "prod"])
+    assert (args.verify_timeout, args.verify_quiet) == (180.0, 30.0)

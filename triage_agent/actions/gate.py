@@ -279,9 +279,8 @@ class ActionGate:
         except KeyboardInterrupt as exc:     # the run stops; the action's record stays as it is
             raise KeyboardInterrupt(f"verification interrupted ({reason(exc)})") from None
         except Exception as exc:  # a watch that breaks could not tell: unknown, never a crash
-            proposal.verification = {"state": "unknown", "observed": [
-                f"the watch failed ({type(exc).__name__}: {exc})"[:300]], "checked_at": None,
-                "waited_s": 0.0}
+            from triage_agent.actions import watch
+            proposal.verification = watch.broken(exc)
         return self._finish(proposal, "executed")
 
     def _finish(self, proposal, decision, problem="") -> tuple:

@@ -232,6 +232,14 @@ def _verdict(settings, watch, state, observed) -> Verification:
                         waited_s=round(watch.elapsed(), 1))
 
 
+def broken(why, *, wall=time.time) -> dict:
+    """The Verification of a watch that could not run at all (`why`: an exception or words)."""
+    if isinstance(why, BaseException):
+        why = f"the watch failed ({type(why).__name__}: {why})"
+    return Verification(state="unknown", observed=[_short(why)], checked_at=_iso(wall()),
+                        waited_s=0.0).to_dict()
+
+
 def result_line(action, verification) -> str:
     """The one line a person reads: what was watched and what it came to."""
     what = f"{action.get('kind')} {action.get('namespace')}/{action.get('target')}"

@@ -280,10 +280,9 @@ class Store:
         run's audit log and (changed) the outcome file. A watch that fails is unknown."""
         try:
             found = self.verify(record)
-        except Exception as exc:
-            found = {"state": "unknown", "observed": [
-                f"the watch failed ({type(exc).__name__}: {exc})"[:300]],
-                "checked_at": iso(self.clock()), "waited_s": 0.0}
+        except Exception as exc:   # a watch that breaks could not tell: unknown
+            from triage_agent.actions import watch
+            found = watch.broken(exc, wall=self.clock)
         with self.locked():
             record = self._read(path) or record
             record["verification"] = found

@@ -32,8 +32,7 @@ def watcher(run, say):
         try:
             tools.start()
         except McpError as exc:   # no server: the watch can tell nothing
-            found = {"state": "unknown", "observed": [f"the MCP server did not start: {exc}"],
-                     "checked_at": None, "waited_s": 0.0}
+            found = watch.broken(f"the MCP server did not start: {exc}")
             say(prefix + watch.result_line(action, found))
             return found
         try:
