@@ -357,3 +357,15 @@ def test_the_watch_flags_default_to_the_issue_s_numbers():
     from triage_agent.options import build_parser
     args = build_parser().parse_args(["x", "--namespaces", "prod"])
     assert (args.verify_timeout, args.verify_quiet) == (180.0, 30.0)
+
+
+def test_a_rollout_with_more_pods_than_listed_completes_on_its_replicaset_s_count():
+    t = Time()
+    shown = [pod(f"{NEW}-{i:05d}", "ready") for i in range(30)]
+    text = workload(40, shown, desired=40, updated=40)
+    text += "\npod not shown: 10 more; use get_pods with a selector"
+    found = watch.watch_action(ROLLBACK, Tools(t, lambda *_: text), t.settings(quiet=0))
+    assert found.observed[0] == f"40/40 pods of ReplicaSet {NEW} Ready"
+    cut = text.replace("ready=40 created", "ready=35 created")
+    found = watch.watch_action(ROLLBACK, Tools(t, lambda *_: cut), t.settings(timeout=10))
+    assert found.state == "not_recovered"

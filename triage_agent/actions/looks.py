@@ -58,7 +58,9 @@ class Rollout:
     ready: int = -1
     available: int = -1
     new_replicaset: str = ""
+    new_ready: int = -1        # the newest ReplicaSet's ready count, from its revision line
     pods: list = dataclasses.field(default_factory=list)
+    cut: bool = False          # more pods than the digest lists ("pod not shown: N more")
 
 
 def fields(text) -> list:
@@ -114,6 +116,10 @@ def parse_rollout(text) -> Rollout:
             if len(words) > 2 and words[1].isdigit() and words[2].startswith("ReplicaSet/"):
                 if int(words[1]) > newest:
                     newest, rollout.new_replicaset = int(words[1]), words[2].split("/", 1)[1]
+                    ready = dict(fields(line)).get("ready", "")
+                    rollout.new_ready = int(ready) if ready.isdigit() else -1
+        elif line.startswith("pod not shown:"):
+            rollout.cut = True
         elif line.startswith("pod "):
             pod = parse_pod(line)
             if pod is not None:

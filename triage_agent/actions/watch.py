@@ -144,8 +144,11 @@ class _Watch:
                 raise _Ended("not_recovered", f"new pod {pod.name} {how}: {pod.line}")
         ready = sum(p.healthy for p in new)
         restarts = sum(p.restarts for p in new)
+        if rollout.cut:   # more pods than listed: the newest ReplicaSet's own count says it
+            ready = max(ready, rollout.new_ready)
         complete = (rollout.updated == rollout.ready == rollout.available == rollout.desired
-                    and len(new) == rollout.desired and ready == rollout.desired)
+                    and ready == rollout.desired
+                    and (rollout.cut or len(new) == rollout.desired))
         still, words = self.leftovers(rollout.pods)
         self.progress(f"{ready}/{rollout.desired} Ready, {restarts} restarts"
                       + (f", {len(still)} still unhealthy from before" if still else ""))
