@@ -85,6 +85,7 @@ class _Watch:
         self.started = settings.clock()
         self.complete_since = None
         self.last_progress = None
+        self.status = "no look yet"   # what stands in the way, for a window that runs out
 
     def elapsed(self) -> float:
         return self.settings.clock() - self.started
@@ -176,11 +177,14 @@ class _Watch:
         pods = looks.parse_pods(text)
         owner, same_name = looks.owner_prefix(self.target)
         young = self.elapsed() + 5   # ages are whole seconds (minutes past 60 s)
-        fresh = [p for p in pods
-                 if (p.name == self.target if same_name else
-                     p.name != self.target and looks.owner_prefix(p.name)[0] == owner)
-                 and (looks.age_seconds(p.age) if looks.age_seconds(p.age) is not None
-                      else young + 1) <= young]
+
+        def age(pod):
+            seconds = looks.age_seconds(pod.age)
+            return young + 1 if seconds is None else seconds
+        fresh = sorted((p for p in pods
+                        if (p.name == self.target if same_name else
+                            p.name != self.target and looks.owner_prefix(p.name)[0] == owner)
+                        and age(p) <= young), key=age)   # the youngest first
         if not fresh:
             self.progress(f"waiting for a replacement of {self.target}")
             self.status = f"no replacement of {self.target} (owner {owner}) has appeared"
@@ -209,7 +213,6 @@ def watch_action(action, tools, settings=None, *, say=None) -> Verification:
     """Watch one executed action ({kind, namespace, target, seen}) to its Verification."""
     settings = settings or WatchSettings()
     watch = _Watch(action, tools, settings, say or (lambda line: None))
-    watch.status = "no look yet"
     gap = min(FIRST_LOOK, settings.timeout)
     while True:
         settings.sleep(max(0.0, gap))
@@ -220,7 +223,7 @@ def watch_action(action, tools, settings=None, *, say=None) -> Verification:
         if observed is not None:
             return _verdict(settings, watch, "recovered", [_short(o) for o in observed])
         left = settings.timeout - watch.elapsed()
-        if left <= 0:
+        if left < min(MIN_GAP, settings.timeout):   # no room for another look in the window
             return _verdict(settings, watch, "not_recovered", [
                 _short(f"not recovered within {settings.timeout:g} s: {watch.status}")])
         gap = max(MIN_GAP, min(gap * BACKOFF, MAX_GAP))
