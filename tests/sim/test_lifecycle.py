@@ -138,3 +138,32 @@ def test_the_simulator_command_refuses_a_negative_delay(capsys):
     with pytest.raises(SystemExit):
         sim_main(["crashloop", "--pod-start-delay", "-1"])
     assert "--pod-start-delay must be 0 to 86400 seconds" in capsys.readouterr().err
+
+
+def test_what_the_writes_and_their_pods_leave_behind_is_valid_kubernetes():
+    """The store after each kind of write and every state a starting pod passes, by the official
+    schemas (tests/sim/test_schemas.py's check), without HTTP: the controllers' functions on the
+    store, the clock passed in."""
+    from fixtures.kube_sim import control
+    from fixtures.kube_sim.store import Store
+    from tests.support.kube_schemas import check_all, describe
+    store = Store(load_cluster("crashloop"))
+    store.pod_start_delay = 5
+    restart = json.dumps({"spec": {"template": {"metadata": {"annotations": {
+        lifecycle.RESTARTED_AT: "2026-12-07T20:00:00Z"}}}}}).encode()
+    control.patch_deployment(store, "prod", "checkout", restart,
+                             "application/strategic-merge-patch+json")
+    control.delete_pod(store, "prod", "frontend-74b9c5d6f8-d4t6m")
+    pending = Store(load_cluster("pending"))
+    control.delete_pod(pending, "prod", "reports-6d4c9f8b7d-z5k8w")
+    seen = set()
+    for now in (0, 6, 12, 30):
+        for one in (store, pending):
+            lifecycle.advance(one, now=time.time() + now)
+            objects = [obj for _, obj in one.stored()]
+            seen |= {(p["status"]["phase"], (p["status"].get("containerStatuses") or [{}])[0].get(
+                "restartCount")) for p in objects if p["kind"] == "Pod"}
+            failing = check_all(objects)
+            assert not failing, describe(failing)
+    assert {("Pending", 0), ("Running", 1), ("Pending", None)} <= seen
+    assert any(phase == "Running" and restarts and restarts >= 2 for phase, restarts in seen)
