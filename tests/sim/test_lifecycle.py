@@ -157,9 +157,10 @@ def test_what_the_writes_and_their_pods_leave_behind_is_valid_kubernetes():
     pending = Store(load_cluster("pending"))
     control.delete_pod(pending, "prod", "reports-6d4c9f8b7d-z5k8w")
     seen = set()
-    for now in (0, 6, 12, 30):
+    born = {id(one): min(e["created"] for e in one.starting.values()) for one in (store, pending)}
+    for later in (0, 6, 12, 30):   # seconds after the writes, whatever the machine's pace
         for one in (store, pending):
-            lifecycle.advance(one, now=time.time() + now)
+            lifecycle.advance(one, now=born[id(one)] + later)
             objects = [obj for _, obj in one.stored()]
             seen |= {(p["status"]["phase"], (p["status"].get("containerStatuses") or [{}])[0].get(
                 "restartCount")) for p in objects if p["kind"] == "Pod"}
