@@ -60,3 +60,25 @@ def test_an_approval_executed_from_the_api_is_watched_and_its_verification_forwa
     assert f"approval {approval['id']}: watching checkout: 2/2 Ready, 0 restarts" in said
     assert "verification of rollout_undo prod/checkout: recovered after" in said
 
+
+
+def test_serve_stopping_mid_watch_ends_it_as_unknown_and_exits(kube_sim, tmp_path):
+    sim = kube_sim("crashloop", pod_start_delay=3600)   # the rollback's pods never come up
+    service = start(sim, tmp_path, "--execute")
+    try:
+        status, _, body = post(service.url, PAYLOAD,
+                               headers={"Authorization": f"Bearer {WEBHOOK}"})
+        run_id = body["queued"][0]["run_id"]
+        wait_for_outcome(service.outbox, run_id)
+        [approval] = api(service.url, "/api/approvals")[1]["approvals"]
+        status, done = api(service.url, f"/api/approvals/{approval['id']}",
+                           body={"decision": "approve", "argv_sha256": approval["argv_sha256"]})
+        assert status == 200 and done["state"] == "executed", done
+        assert until(lambda: "watching checkout: 0/2 Ready" in "".join(service.lines))
+    finally:
+        assert service.stop() == 0
+    path = service.outbox / f"{run_id}.approval.{approval['id']}.json"
+    found = json.loads(path.read_text())["verification"]
+    assert found["state"] == "unknown" and found["observed"] == ["serve stopped while watching"]
+    doc = json.loads((service.outbox / f"{run_id}.json").read_text())
+    assert doc["outcome"]["actions_taken"]["executed"][0]["verification"] == found

@@ -118,6 +118,7 @@ class Store:
         self.outbox = Path(outbox)
         self.execute, self.runner, self.clock = execute, runner, clock
         self.verify = verify        # record -> Verification dict, after it executed (verify.py)
+        self.watches = []           # the threads watching executed approvals
         self.rebuild = rebuild      # record -> the argv serve itself would run, or a problem str
         self.changed = changed or (lambda record: None)
         self.counts = dict.fromkeys(("approved", "denied", "expired", "executed", "failed"), 0)
@@ -271,9 +272,17 @@ class Store:
             self.counts[state] += 1
         self.changed(record)
         if state == "executed" and self.verify is not None:
-            threading.Thread(target=self._watch, args=(path, dict(record)), daemon=True,
-                             name=f"watch-{record['id']}").start()
+            watching = threading.Thread(target=self._watch, args=(path, dict(record)),
+                                        daemon=True, name=f"watch-{record['id']}")
+            self.watches.append(watching)
+            watching.start()
         return record
+
+    def join_watches(self, timeout):
+        """Wait up to `timeout` seconds for the watches still going (serve is stopping)."""
+        end = time.monotonic() + timeout
+        for watching in list(self.watches):
+            watching.join(max(0.0, end - time.monotonic()))
 
     def _watch(self, path, record):
         """Watch what an executed approval did; its verification goes into the record, the

@@ -243,7 +243,7 @@ class Forwarder:
         self._thread.join()
 
 
-def approval_store(args, engine):
+def approval_store(args, engine, stop=None):
     """The approvals Store of this serve, and the engine writing outcomes through an
     OutcomeWriter that merges approvals in (and rewrites them when one changes)."""
     writer = outcomes.OutcomeWriter(engine.outbox, write=runs.write_atomically,
@@ -252,7 +252,8 @@ def approval_store(args, engine):
                                     context=args.run.context, kubeconfig=args.run.kubeconfig)
     writer.store = approvals.Store(engine.outbox, execute=args.execute, rebuild=check,
                                    changed=writer.changed,
-                                   verify=verify.watcher(args.run, _say) if args.execute else None)
+                                   verify=verify.watcher(args.run, _say, stop) if args.execute
+                                   else None)
     engine.write_outcome = writer.finish
     return writer.store, writer
 
@@ -287,7 +288,8 @@ def main(argv):
     forwarder = Forwarder(args.forward, engine) if args.forward else None
     if forwarder:
         engine.on_outcome = forwarder.submit
-    store, writer = approval_store(args, engine) if on else (None, None)
+    stop = threading.Event()  # set by SIGTERM/SIGINT; also ends the watches after approvals
+    store, writer = approval_store(args, engine, stop) if on else (None, None)
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
                                 approvals=store, operators=args.operator_list)
     try:
@@ -302,7 +304,6 @@ def main(argv):
         for record in store.recover():
             print(f"triage-agent serve: approval {record['id']} was executing when serve "
                   "stopped: now unknown (check the cluster)", file=sys.stderr, flush=True)
-    stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     engine.start()
@@ -319,6 +320,8 @@ def main(argv):
     print("triage-agent serve: stopping: no new alerts; waiting for running triages",
           file=sys.stderr, flush=True)
     engine.drain(args.drain_seconds)
+    if store is not None:  # a watch ends at its next wait; its unknown is written and forwarded
+        store.join_watches(10)
     if forwarder:
         forwarder.close(args.drain_seconds)
     server.shutdown()

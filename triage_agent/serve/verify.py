@@ -2,23 +2,38 @@
 (actions/watch.py), through a read-only MCP server of its own for the action's namespace (the
 runs' server is gone by then), in a thread, so the decision's HTTP answer does not wait for it.
 
-    watcher(run_options, say) -> verify(record) -> Verification dict, or None (--verify-timeout 0)
+    watcher(run_options, say, stop) -> verify(record) -> Verification dict, or None
+                                       (--verify-timeout 0)
+
+When serve stops (`stop` set), a watch still going ends at its next wait, its server closed, as
+unknown: "serve stopped while watching".
 
 approvals.Store calls verify after an executed approval and writes its result into the record
 (`verification`), the run's audit log and, through `changed`, the outcome file and its forward.
 """
 
 import os
+import threading
 
 from triage_agent.actions import watch
 from triage_agent.options import PROJECT_ROOT, server_argv
 
 
-def watcher(run, say):
+class ServeStoppedError(Exception):
+    """serve is stopping: the watch ends where it is."""
+
+
+def watcher(run, say, stop=None):
     """The Store's verify seam for these run options; None when the watch is off."""
     if not getattr(run, "verify_timeout", 0):
         return None
-    settings = watch.WatchSettings(timeout=run.verify_timeout, quiet=run.verify_quiet)
+    stop = stop or threading.Event()
+
+    def sleep(seconds):
+        if stop.wait(seconds):
+            raise ServeStoppedError("serve stopped while watching")
+    settings = watch.WatchSettings(timeout=run.verify_timeout, quiet=run.verify_quiet,
+                                   sleep=sleep)
 
     def verify(record):
         from triage_agent.mcp.client import McpError, McpStdioClient
@@ -38,6 +53,8 @@ def watcher(run, say):
         try:
             found = watch.watch_action(action, tools, settings,
                                        say=lambda line: say(prefix + line)).to_dict()
+        except ServeStoppedError as exc:
+            found = watch.broken(str(exc))
         finally:
             tools.close()
         say(prefix + watch.result_line(action, found))
