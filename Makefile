@@ -130,11 +130,13 @@ else
 endif
 
 # The three write gates on the simulated cluster: the replay proposes a rollback, you answer the
-# approval prompt, and with --execute an approved rollback really changes the simulated cluster.
+# approval prompt, and with --execute an approved rollback really changes the simulated cluster,
+# whose new pods take 3 s to come up; the watch after it says whether checkout recovered.
 demo-approve: check
-	$(PYTHON) -m fixtures.run_on_sim crashloop "checkout pods in prod keep restarting" \
+	$(PYTHON) -m fixtures.run_on_sim crashloop --pod-start-delay 3 \
+		"checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-undo.json \
-		--allow-action rollout_undo --execute
+		--allow-action rollout_undo --execute --verify-quiet 10
 
 # The Alertmanager webhook service on the simulated cluster: one example alert posted, its
 # triage replayed (no API key), the outcome and /metrics shown, and the one pending approval it

@@ -332,12 +332,35 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
                               approve=prompt.tty_approve, runner=actions.run_command,
                               namespaces=policy.namespaces, context=args.context,
                               kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
-                              say=lambda line: print(line, file=stderr), defer=hand_over(args))
+                              say=lambda line: print(line, file=stderr), defer=hand_over(args),
+                              verify=verifier(args, tools, stderr))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks, prices=args.prices)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
                            progress=lambda line: print(line, file=stderr))
+
+
+def verifier(args, tools, stderr):
+    """The gate's verify seam: watch an executed action through the same read-only tools
+    (actions/watch.py); None with --verify-timeout 0."""
+    if not args.verify_timeout:
+        return None
+    from triage_agent.actions import watch
+    settings = watch.WatchSettings(timeout=args.verify_timeout, quiet=args.verify_quiet)
+
+    def say(line):
+        print(f"triage-agent: {terminal.printable(line, keep_newlines=False)}", file=stderr)
+
+    def verify(proposal):
+        action = {"kind": proposal.kind, "namespace": proposal.namespace,
+                  "target": proposal.target, "seen": proposal.seen}
+        say(f"{proposal.kind} {proposal.namespace}/{proposal.target} ran: watching it for at "
+            f"most {settings.timeout:g} s (--verify-timeout)")
+        found = watch.watch_action(action, tools, settings, say=say).to_dict()
+        say(watch.result_line(action, found))
+        return found
+    return verify
 
 
 def hand_over(args):

@@ -23,7 +23,8 @@ import time
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
-from triage_agent import context, prompts, report, terminal, turns
+from triage_agent import actions, context, prompts, report, terminal, turns
+from triage_agent.actions import looks
 from triage_agent.telemetry import records
 from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp.client import McpError
@@ -282,13 +283,27 @@ class _Run:
             return self.refuse(step, use, rules.Decision(
                 "proposal_refused", "propose_action is not enabled in this run; list the "
                 "action in the report's proposed_actions instead.", violation=True))
-        text, is_error, proposal = self.gate.propose(arguments)
-        text = redact(text)  # it may quote kubectl's output
+        try:
+            text, is_error, proposal = self.gate.propose(arguments, seen=looks.seen_before(
+                self.ledger.calls, self.ledger.results, arguments))
+        except KeyboardInterrupt:   # during the watch of an action that ran: keep its record
+            ran = (getattr(self.gate, "proposals", None) or [None])[-1]
+            if ran is not None and ran.decision == "executed":
+                self.took(use, step, ran, redact(actions.model_text(ran)), False)
+            raise
+        return self.took(use, step, proposal, redact(text), is_error)  # text may quote kubectl
+
+    def took(self, use, step, proposal, text, is_error):
+        """Record what became of one proposal (and of the watch after it, if there was one)."""
         decision = proposal.decision
         self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
         self.audit(step, use, f"proposal_{decision}", is_error, text)
         if decision in VIOLATING_PROPOSALS:
             self.violation(step, use, f"proposal_{decision}")
+        if isinstance(proposal.verification, dict):
+            self.record(step=step, tool=use["name"], tool_use_id=use["id"],
+                        decision="verification", **{k: proposal.verification.get(k) for k in (
+                            "state", "observed", "checked_at", "waited_s")})
         return text, is_error
 
     def write_report(self, use, arguments, step, last):

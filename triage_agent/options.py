@@ -41,6 +41,16 @@ def _positive(kind, minimum):
     return parse
 
 
+def _seconds(maximum):
+    """A number of seconds from 0 to `maximum`."""
+    def parse(text):
+        value = _positive(float, 0.0)(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:g}")
+        return value
+    return parse
+
+
 EPILOG = """\
 exit codes:
   0              a report was written
@@ -205,6 +215,13 @@ def build_parser():
                    + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
     p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
                    "(default: off; an approved command is printed for you to run)")
+    p.add_argument("--verify-timeout", type=_seconds(3600), default=180.0, metavar="SECONDS",
+                   help="after an action ran (--execute), watch its target through the read "
+                   "tools for at most this long and say whether it recovered; 0 turns the watch "
+                   "off (default: %(default)g)")
+    p.add_argument("--verify-quiet", type=_seconds(3600), default=30.0, metavar="SECONDS",
+                   help="how long a completed rollout's pods must go without a restart before "
+                   "the watch calls it recovered (default: %(default)g)")
     p.add_argument("--pending-approvals", metavar="PREFIX", help="hand each proposal of an "
                    "enabled kind to an operator as a pending approval file PREFIX.approval.ID.json "
                    "instead of asking on the terminal (serve sets this; default: ask on the "

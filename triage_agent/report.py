@@ -250,7 +250,8 @@ DONE = {"executed": "already executed in this run", "failed": "tried in this run
 
 def actions_taken(proposals) -> dict:
     """A run's proposals sorted by what happened: {executed, failed, approved_not_run, denied},
-    each a list of {kind, namespace, target, command} (+ exit_code when run, note when denied)."""
+    each a list of {kind, namespace, target, command} (+ exit_code when run, verification when
+    an executed one was watched, note when denied)."""
     out = {key: [] for key in TAKEN.values()}
     for proposal in proposals or ():
         key = TAKEN.get(proposal.get("decision")) if isinstance(proposal, dict) else None
@@ -260,6 +261,8 @@ def actions_taken(proposals) -> dict:
         item["command"] = shlex.join(str(word) for word in proposal.get("argv") or ())
         if key in ("executed", "failed"):
             item["exit_code"] = proposal.get("exit_code")
+        if key == "executed" and isinstance(proposal.get("verification"), dict):
+            item["verification"] = proposal["verification"]
         if key == "denied":
             item["note"] = proposal.get("note") or ""
         out[key].append(item)
@@ -280,12 +283,22 @@ def render_actions_taken(taken) -> list:
                 lines += [f"  - {title}: {what}"
                           + (f" (exit code {code})" if code is not None else " (did not start)"),
                           f"    {_clean(item.get('command'))}"]
+                lines += _verification_lines(item.get("verification"))
             elif key == "denied":
                 note = _clean(item.get("note") or "no reason given")
                 lines.append(f"  - {title}: {what} ({note})")
             else:
                 lines += [f"  - {title}", f"    {_clean(item.get('command'))}"]
     return lines or ["  none: nothing was run against the cluster"]
+
+
+def _verification_lines(found) -> list:
+    """An executed action's watch, under it: the state, how long, what was seen."""
+    if not isinstance(found, dict):
+        return []
+    state, waited = _clean(str(found.get("state"))), _clean(str(found.get("waited_s")))
+    lines = [f"    verification: {state} after {waited} s"]
+    return lines + [f"      {_clean(line)}" for line in found.get("observed") or ()]
 
 
 def _done(taken) -> dict:

@@ -21,7 +21,8 @@ TAKEN_KEYS = {"pending": "pending_approval", "denied": "denied", "expired": "exp
               "approved_not_run": "approved_not_run", "executing": "executing",
               "executed": "executed", "failed": "failed", "unknown": "unknown"}
 SHOWN = ("id", "state", "approval_url", "kind", "namespace", "target", "command", "argv_sha256",
-         "created_at", "expires_at", "decided_by", "decided_at", "exit_code", "note")
+         "created_at", "expires_at", "decided_by", "decided_at", "exit_code", "note",
+         "verification")
 
 
 def approval_url(base_url, approval_id) -> str:
@@ -69,6 +70,8 @@ def merge(doc, records, base_url) -> dict:
         item["approval_id"] = entry["id"]
         if entry["state"] in ("executed", "failed"):
             item["exit_code"] = entry["exit_code"]
+        if entry["state"] == "executed":   # None while the watch after it is still going
+            item["verification"] = entry.get("verification")
         taken.setdefault(TAKEN_KEYS[entry["state"]], []).append(item)
     outcome["actions_taken"] = taken
     return doc

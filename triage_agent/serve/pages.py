@@ -159,7 +159,8 @@ def run_page(doc, approvals, sources, **who) -> str:
         for item in items or ():
             link = (f' · <a href="/approvals/{esc(item["approval_id"])}">approval</a>'
                     if item.get("approval_id") else "")
-            taken.append(f'{_state(key)} <code>{esc(item.get("command"))}</code>{link}')
+            taken.append(f'{_state(key)} <code>{esc(item.get("command"))}</code>{link}'
+                         + verification_html(item.get("verification")))
     waiting = "".join(
         f'<p class="note">Waiting for an operator: <a href="/approvals/{esc(a["id"])}">'
         f'{esc(a["kind"])} {esc(a["namespace"])}/{esc(a["target"])}</a></p>'
@@ -178,6 +179,14 @@ def run_page(doc, approvals, sources, **who) -> str:
             f'<a href="/runs/{esc(run_id)}/trace">trace</a> · '
             f'<a href="/runs/{esc(run_id)}.json">outcome JSON</a></p>')
     return layout(f"Run {run_id}", body, **who)
+
+
+def verification_html(found) -> str:
+    """The watch after an executed action: its state, how long, what it saw ('' if none)."""
+    if not isinstance(found, dict):
+        return ""
+    return (f'<div class="verification">verification: <b>{esc(found.get("state"))}</b> after '
+            f'{esc(found.get("waited_s"))} s{_list(found.get("observed"))}</div>')
 
 
 def time_left(seconds) -> str:
@@ -210,6 +219,7 @@ def approval_page(record, *, operators, seconds_left, csrf, operator, message=No
                        f"<pre>{esc(record.get('output'))}</pre>")
         if record.get("note"):
             decide += f"<p>{esc(record['note'])}</p>"
+        decide += verification_html(record.get("verification"))
     alert = record.get("alert") or {}
     alerts = ", ".join(esc(a.get("alertname")) for a in alert.get("alerts") or ()
                        if isinstance(a, dict))

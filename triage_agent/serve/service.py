@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
+from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions, verify
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
 NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
@@ -243,7 +243,7 @@ class Forwarder:
         self._thread.join()
 
 
-def approval_store(args, engine):
+def approval_store(args, engine, stop=None):
     """The approvals Store of this serve, and the engine writing outcomes through an
     OutcomeWriter that merges approvals in (and rewrites them when one changes)."""
     writer = outcomes.OutcomeWriter(engine.outbox, write=runs.write_atomically,
@@ -251,9 +251,15 @@ def approval_store(args, engine):
     check = approvals.command_check(kinds=tuple(args.run.allow_action), ceiling=args.ceiling,
                                     context=args.run.context, kubeconfig=args.run.kubeconfig)
     writer.store = approvals.Store(engine.outbox, execute=args.execute, rebuild=check,
-                                   changed=writer.changed)
+                                   changed=writer.changed,
+                                   verify=verify.watcher(args.run, _say, stop) if args.execute
+                                   else None)
     engine.write_outcome = writer.finish
     return writer.store, writer
+
+
+def _say(line):
+    print(f"triage-agent serve: {line}", file=sys.stderr, flush=True)
 
 
 def sweep(store, stop, every=SWEEP_SECONDS):
@@ -282,7 +288,8 @@ def main(argv):
     forwarder = Forwarder(args.forward, engine) if args.forward else None
     if forwarder:
         engine.on_outcome = forwarder.submit
-    store, writer = approval_store(args, engine) if on else (None, None)
+    stop = threading.Event()  # set by SIGTERM/SIGINT; also ends the watches after approvals
+    store, writer = approval_store(args, engine, stop) if on else (None, None)
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
                                 approvals=store, operators=args.operator_list)
     try:
@@ -297,7 +304,6 @@ def main(argv):
         for record in store.recover():
             print(f"triage-agent serve: approval {record['id']} was executing when serve "
                   "stopped: now unknown (check the cluster)", file=sys.stderr, flush=True)
-    stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     engine.start()
@@ -314,6 +320,8 @@ def main(argv):
     print("triage-agent serve: stopping: no new alerts; waiting for running triages",
           file=sys.stderr, flush=True)
     engine.drain(args.drain_seconds)
+    if store is not None:  # a watch ends at its next wait; its unknown is written and forwarded
+        store.join_watches(10)
     if forwarder:
         forwarder.close(args.drain_seconds)
     server.shutdown()
