@@ -92,7 +92,9 @@ def review_counts(answer) -> dict:
     """Claims of the review by status."""
     counts = {status: 0 for status in review.STATUSES}
     for claim in (answer or {}).get("claims") or ():
-        counts[claim["status"]] = counts.get(claim["status"], 0) + 1
+        status = claim.get("status") if isinstance(claim, dict) else None
+        if status in counts:
+            counts[status] += 1
     return counts
 
 

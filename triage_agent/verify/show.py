@@ -55,12 +55,14 @@ def checked(verification, report_confidence=None):
     claims = (verification.get("claims") or {}).get("unsupported") or ()
     if claims:
         sections.append(("Claims not found in any tool result (checked by code)",
-                         [f"{c['token']} ({c['where']}): \"{c['sentence']}\"" for c in claims]))
+                         [f"{c.get('token')} ({c.get('where')}): \"{c.get('sentence')}\""
+                          for c in claims if isinstance(c, dict)]))
     answer = verification.get("review") if verification.get("reviewed") else None
-    flagged = [c for c in (answer or {}).get("claims") or () if c.get("status") != "supported"]
+    flagged = [c for c in (answer or {}).get("claims") or ()
+               if isinstance(c, dict) and c.get("status") != "supported"]
     if flagged:
         sections.append(("Claims the review flagged", [
-            f"[{c['status']}] {c['claim']}" + (f" -- {c['note']}" if c.get("note") else "")
+            f"[{c.get('status')}] {c.get('claim')}" + (f" -- {c['note']}" if c.get("note") else "")
             + (f" (quote: \"{c['quote']}\")" if c.get("quote") else "") for c in flagged]))
     if answer and answer.get("alternatives"):
         sections.append(("Explanations the evidence does not rule out (review)",
