@@ -144,10 +144,11 @@ def out_of_scope_named(results, calls, namespaces) -> list:
     """Namespaces a result names that are not in scope (so nothing in them was read)."""
     allowed, named = set(namespaces or ()), {}
     for use_id, text in (results or {}).items():
-        for pattern in NAMESPACE_WORDS:
-            for match in pattern.finditer(text or ""):
-                if match.group(1) not in allowed:
-                    named.setdefault(match.group(1), (calls or {}).get(use_id, ("a tool",))[0])
+        found = sorted((match.start(1), match.group(1)) for pattern in NAMESPACE_WORDS
+                       for match in pattern.finditer(text or ""))
+        for _, namespace in found:
+            if namespace not in allowed:
+                named.setdefault(namespace, (calls or {}).get(use_id, ("a tool",))[0])
     return [f"namespace {ns} is named in a {tool} result but is out of scope: not read"
             for ns, tool in named.items()]
 
