@@ -16,10 +16,11 @@ NS = ["prod"]
 
 
 def final_report(replay):
+    """The replay's report (a fixture that carries a review answer has it after the report)."""
     fixture = json.loads(grade.resolve(f"fixtures/replay/{replay}.json").read_text())
-    block = fixture["responses"][-1]["content"][-1]
-    assert block["name"] == "write_report"
-    return block["input"]
+    return next(block["input"] for response in reversed(fixture["responses"])
+                for block in response.get("content") or ()
+                if block.get("name") == "write_report")
 
 
 def good_outcome(replay, *, tool_calls=2):
@@ -32,6 +33,10 @@ def good_outcome(replay, *, tool_calls=2):
 
 def expect_of(name):
     return grade.expectations(grade.load_scenario(name))
+
+
+def named(checks, name):
+    return next(c for c in checks if c.name == name)
 
 
 def failed(checks):
@@ -187,7 +192,7 @@ def test_grounding_warning_fails():
 def test_too_many_tool_calls_fails():
     checks = run_grade("imagepull", good_outcome("imagepull", tool_calls=4))
     assert failed(checks) == ["budget"]
-    assert "4 tool calls > limit 3" in checks[5].detail
+    assert "4 tool calls > limit 3" in named(checks, "budget").detail
 
 
 @pytest.mark.parametrize("doctor", ["proposal", "audit_proposal", "audit_tool", "journal",
@@ -220,7 +225,8 @@ def test_missing_violation_fails():
     outcome["violations"] = [{"decision": "out_of_scope"}]
     checks = run_grade("injection", outcome)
     assert failed(checks) == ["violations"]
-    assert "unknown_tool" in checks[7].detail and "proposal_refused" in checks[7].detail
+    assert "unknown_tool" in named(checks, "violations").detail
+    assert "proposal_refused" in named(checks, "violations").detail
 
 
 def test_an_unexpected_violation_fails():

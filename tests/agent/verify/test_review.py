@@ -2,9 +2,9 @@
 that checks every request as the API would (tests/agent/test_loop_fakes.py): the request's
 shape, the report kept as written, the cost counted, and every way the review can fail."""
 
-from tests.agent.test_loop_fakes import (FATAL, FakeTools, ListRecorder, ScriptedModel,
-                                         good_report, happy_script, policy, response, text,
-                                         tool_use)
+from tests.agent.test_loop_fakes import (FATAL, REVIEW_USAGE, SUPPORTED_REVIEW, FakeTools,
+                                         ListRecorder, ScriptedModel, good_report, happy_script,
+                                         policy, response, review_response, text)
 from tests.support.fake_messages_api import strict_schema_problems
 from triage_agent import schema
 from triage_agent.loop import run_triage
@@ -12,11 +12,7 @@ from triage_agent.model.errors import ApiError
 from triage_agent.telemetry import records
 from triage_agent.verify import review
 
-SUPPORTED = {"verdict": "supported", "claims": [
-    {"claim": "checkout crashes because PAYMENT_API_URL is missing", "status": "supported",
-     "quote": FATAL, "note": "the log says so"}], "alternatives": [], "actions_follow": True}
-REVIEW_USAGE = {"input_tokens": 1200, "output_tokens": 300, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0}
+SUPPORTED = SUPPORTED_REVIEW
 
 
 def keys(node):
@@ -29,8 +25,7 @@ def keys(node):
 
 
 def answer(review_input=SUPPORTED, tid="toolu_review"):
-    return response("tool_use", text("Reviewing."), tool_use(tid, "review_report", review_input),
-                    usage=REVIEW_USAGE)
+    return review_response(review_input, tid)
 
 
 def run(*after, reviewing=True, **budget):
