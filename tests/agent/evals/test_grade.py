@@ -334,3 +334,36 @@ def test_a_junk_outcome_fails_cleanly_instead_of_raising():
             "grounding_warnings": None}
     checks = run_grade("imagepull", junk, audit=[{"arguments": "x"}])
     assert {"affected", "severity", "facts", "budget"} <= set(failed(checks))
+
+
+def verification(review_claims, unsupported=()):
+    return {"claims": {"checked": 5, "unsupported": [
+                {"kind": "size", "token": token, "where": "summary", "sentence": "s"}
+                for token in unsupported]},
+            "blind_spots": [], "review": {"verdict": "partly_supported", "claims": review_claims,
+                                          "alternatives": [], "actions_follow": True},
+            "reviewed": True, "not_reviewed_because": "", "confidence": "medium",
+            "confidence_note": "lowered"}
+
+
+def test_a_claim_the_evidence_contradicts_fails_and_unsupported_ones_are_listed():
+    claim = {"claim": "the limit is 512Mi", "status": "contradicted", "note": "it is 256Mi"}
+    outcome = dict(good_outcome("crashloop"), verification=verification([claim]))
+    checks = run_grade("crashloop", outcome)
+    assert failed(checks) == ["claims"]
+    assert named(checks, "claims").detail == ("contradicted by the evidence: [contradicted] the "
+                                              "limit is 512Mi")
+    listed = dict(good_outcome("crashloop"), verification=verification(
+        [dict(claim, status="unsupported"), dict(claim, status="supported")], ["9Gi"]))
+    checks = run_grade("crashloop", listed)
+    assert failed(checks) == [] and named(checks, "claims").detail == (
+        "unsupported: 9Gi; [unsupported] the limit is 512Mi")
+    assert grade.unsupported_claims(listed) == ["9Gi", "[unsupported] the limit is 512Mi"]
+
+
+def test_a_review_that_was_not_made_flags_nothing():
+    claim = {"claim": "c", "status": "contradicted", "note": "n"}
+    outcome = dict(good_outcome("crashloop"), verification=dict(
+        verification([claim]), reviewed=False))
+    assert grade.unsupported_claims(outcome) == [] and failed(run_grade("crashloop", outcome)) == []
+    assert grade.unsupported_claims(good_outcome("crashloop")) == []   # no verification at all

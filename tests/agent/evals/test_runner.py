@@ -133,6 +133,17 @@ def result(scenario, run, passed):
     return scorecard.RunResult(scenario=scenario, run=run, checks=checks, cost=0.01)
 
 
+def test_the_table_counts_unsupported_claims_and_lists_them():
+    run = result("a", 1, True)
+    run.unsupported = ["9Gi", "[unsupported] the limit is 512Mi"]
+    table = scorecard.format_table([run, result("b", 1, True)], runs=1)
+    header, first, second = (line.split() for line in table.splitlines()[:3])
+    column = header.index("unsup")
+    assert header[column - 1] == "proposals" and (first[column], second[column]) == ("2", "0")
+    assert "a run 1: unsupported claims: 9Gi; [unsupported] the limit is 512Mi" in table
+    assert run.record(commit=None, live=False)["unsupported_claims"] == run.unsupported
+
+
 def test_pass_power_counts_scenarios_that_passed_every_run():
     runs = [result("a", 1, True), result("a", 2, True), result("a", 3, True),
             result("b", 1, True), result("b", 2, False), result("b", 3, True),
