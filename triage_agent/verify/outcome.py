@@ -35,7 +35,9 @@ def check_run(run, *, reviewing) -> dict:
         checks = {"checked": 0, "unsupported": []}
         spots = [f"the loop's checks failed ({type(exc).__name__}: {exc}): verify by hand"]
     answer, why = None, "turned off (--no-verify, or a replay without --verify)"
-    if reviewing:
+    if reviewing and run.outcome.stop != "report":   # ^C came after the report: no more calls
+        why = f"the run stopped ({run.outcome.stop}) before the review"
+    elif reviewing:
         answer, why = review_run(run, checks, spots)
     return verification(the_report, checks, spots, answer, why)
 

@@ -4,13 +4,14 @@ shape, the report kept as written, the cost counted, and every way the review ca
 
 from tests.agent.test_loop_fakes import (FATAL, REVIEW_USAGE, SUPPORTED_REVIEW, FakeTools,
                                          ListRecorder, ScriptedModel, good_report, happy_script,
-                                         policy, response, review_response, text)
+                                         logs_call, policy, report_call, response,
+                                         review_response, text, tool_use)
 from tests.support.fake_messages_api import strict_schema_problems
 from triage_agent import schema
 from triage_agent.loop import run_triage
 from triage_agent.model.errors import ApiError
 from triage_agent.telemetry import records
-from triage_agent.verify import review
+from triage_agent.verify import claims, review
 
 SUPPORTED = SUPPORTED_REVIEW
 
@@ -192,3 +193,37 @@ def test_the_first_message_cuts_each_result_and_redacts():
                                  {"toolu_s": "password=hunter2"}, {}, {"checked": 0,
                                                                         "unsupported": []}, [])
     assert "hunter2" not in small
+
+
+class InterruptingTools(FakeTools):
+    """get_events is where the operator presses ^C."""
+
+    def call(self, name, arguments):
+        if name == "get_events":
+            raise KeyboardInterrupt
+        return super().call(name, arguments)
+
+
+def test_an_interrupt_after_the_report_makes_no_review():
+    script = [response("tool_use", tool_use("toolu_pods", "get_pods", {"namespace": "prod"})),
+              response("tool_use", logs_call()),
+              response("tool_use", report_call(),
+                       tool_use("toolu_ev", "get_events", {"namespace": "prod"})),
+              answer()]
+    model = ScriptedModel(*script)
+    outcome = run_triage("checkout pods keep restarting", model=model, tools=InterruptingTools(),
+                         policy=policy(), recorder=ListRecorder(), review=True)
+    assert outcome.stop == "interrupted" and outcome.report is not None
+    assert len(model.requests) == 3
+    assert outcome.verification["not_reviewed_because"] == ("the run stopped (interrupted) "
+                                                            "before the review")
+
+
+def test_a_checker_that_breaks_is_said_and_the_run_keeps_its_outcome(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(claims, "check_claims", broken)
+    outcome, _, _ = run(answer())
+    assert outcome.verification["blind_spots"] == [
+        "the loop's checks failed (RuntimeError: a bug): verify by hand"]
+    assert outcome.verification["reviewed"] is True
