@@ -141,7 +141,9 @@ class Reviewer:
     def review(self, text, results) -> dict:
         """The validated answer; ReviewFailed with the reason otherwise."""
         messages = [{"role": "user", "content": [{"type": "text", "text": text}]}]
-        for attempt in (1, 2):
+        attempt = 0
+        while True:   # an invalid answer is sent back once; the second one ends the review
+            attempt += 1
             response = self.call(review_request(messages, self.settings), attempt)
             answer = next((b.get("input") for b in response["content"]
                            if b.get("type") == "tool_use" and b.get("name") == "review_report"),
@@ -155,7 +157,6 @@ class Reviewer:
                 raise ReviewFailed(f"invalid answer {'twice' if attempt == 2 else '(refusal)'}"
                                    f": {'; '.join(problems)}"[:400])
             send_back(messages, response["content"], problems)
-        raise AssertionError("unreachable")
 
     def call(self, request, attempt) -> dict:
         """One review call, priced first against --max-cost-usd, then counted and traced."""

@@ -227,3 +227,10 @@ def test_a_checker_that_breaks_is_said_and_the_run_keeps_its_outcome(monkeypatch
     assert outcome.verification["blind_spots"] == [
         "the loop's checks failed (RuntimeError: a bug): verify by hand"]
     assert outcome.verification["reviewed"] is True
+
+
+def test_a_refused_review_is_not_asked_again():
+    outcome, model, _ = run(response("refusal", text("I cannot help with that.")), answer())
+    assert len(model.requests) == 4 and outcome.verification["reviewed"] is False
+    assert outcome.verification["not_reviewed_because"] == (
+        "invalid answer (refusal): no review_report call (stop_reason refusal)")
