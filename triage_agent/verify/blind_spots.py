@@ -60,6 +60,7 @@ def find_blind_spots(entries, *, results, calls, offered=(), symptom="", namespa
 
 
 def failed_calls(entries) -> list:
+    """A line for each call that ran and returned an error (its cause's first line)."""
     out = []
     for e in entries:
         if e.get("decision") == "executed" and e.get("is_error"):
@@ -70,6 +71,7 @@ def failed_calls(entries) -> list:
 
 
 def refused_calls(entries) -> list:
+    """A line for each call the loop did not run, with why."""
     out = [f"not run ({REFUSED[e['decision']]}): "
            f"{describe_call(e.get('tool'), e.get('arguments'))}"
            for e in entries if e.get("decision") in REFUSED]

@@ -185,7 +185,7 @@ class Reviewer:
         self.span(request, response, started, attempt)
         return response
 
-    def over_budget(self, request):
+    def over_budget(self, request) -> "str | None":
         """Why --max-cost-usd cannot pay for this call, or None."""
         if self.limit is None:
             return None
@@ -202,6 +202,7 @@ class Reviewer:
         return None
 
     def span(self, request, response, started, attempt, error=None):
+        """The call's own span: review_report {model}, no step, its attempt."""
         span = records.model_call_span(step=None, request=request, response=response,
                                        started=started, ended=self.clock(), error=error)
         span["name"] = f"review_report {request.get('model') or 'unknown'}"

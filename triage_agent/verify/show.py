@@ -30,6 +30,7 @@ def check_line(verification) -> str:
 
 
 def review_words(verification) -> str:
+    """'partly supported (2 claims unsupported)', or 'not made (why)'."""
     answer = verification.get("review")
     if not verification.get("reviewed") or not isinstance(answer, dict):
         return f"not made ({verification.get('not_reviewed_because') or 'no reason given'})"
@@ -42,6 +43,7 @@ def review_words(verification) -> str:
 
 
 def confidence_words(verification, report_confidence) -> str:
+    """'medium, lowered from high: ...', or the confidence as it is."""
     shown = verification.get("confidence") or report_confidence or "unknown"
     note = verification.get("confidence_note")
     return f"{shown}, {note}" if note else str(shown)
