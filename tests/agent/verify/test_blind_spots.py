@@ -133,3 +133,28 @@ def test_a_run_that_read_the_previous_logs_has_no_crash_blind_spot():
     outcome = run_triage("checkout pods keep restarting", model=ScriptedModel(*script),
                          tools=FakeTools(), policy=policy(), recorder=ListRecorder())
     assert outcome.verification["blind_spots"] == []
+
+
+BIG = "\n".join(f"line {i} " + "x" * 70 for i in range(100))
+
+
+class BigDescribe(FakeTools):
+    def call(self, name, arguments):
+        if name == "describe_pod":
+            self.calls.append((name, arguments))
+            return BIG, False
+        return super().call(name, arguments)
+
+
+def test_the_loop_says_a_result_it_cut_was_not_read_again():
+    script = [response("tool_use", logs_call(),
+                       tool_use("toolu_pods", "get_pods", {"namespace": "prod"}),
+                       tool_use("toolu_describe", "describe_pod",
+                                {"namespace": "prod", "name": POD})),
+              response("tool_use", report_call())]
+    outcome = run_triage("checkout pods keep restarting", model=ScriptedModel(*script),
+                         tools=BigDescribe(), policy=policy(max_result_bytes=1024),
+                         recorder=ListRecorder())
+    [line] = [s for s in outcome.verification["blind_spots"] if s.startswith("result cut")]
+    assert line.startswith("result cut to 1,") and line.endswith(
+        f"of {len(BIG):,} bytes and not read again: describe_pod namespace=prod name={POD}")
