@@ -98,3 +98,9 @@ def test_the_budget_that_cannot_pay_for_the_review_skips_it(shared_sim):
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "report" and len(api.requests) == 4
     assert "--max-cost-usd 0.0665" in outcome["verification"]["not_reviewed_because"]
+
+
+def test_verify_and_no_verify_cannot_both_be_given(shared_sim):
+    out = run_cli_here(*replay_args(shared_sim("crashloop"), "crashloop", "--verify",
+                                    "--no-verify"))
+    assert out.returncode == 2 and "not allowed with argument" in out.stderr
