@@ -118,7 +118,8 @@ test-browser: test-deps
 	TRIAGE_BROWSER_TESTS=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider tests/browser
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
-# injection attempt: no API key, no cluster.
+# injection attempt: no API key, no cluster. --verify makes the review too (the fixture carries
+# its answer), so the report opens with its Checked line.
 # `make demo CLUSTER=NAME` replays that eval scenario instead (its cluster, symptom and replay;
 # a Prometheus beside the simulator when the cluster has metrics, e.g. CLUSTER=memory-leak).
 demo: check
@@ -126,7 +127,7 @@ ifneq ($(filter command line environment,$(origin CLUSTER)),)
 	$(PYTHON) -m fixtures.run_on_sim --scenario $(CLUSTER)
 else
 	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
-		--namespaces prod --replay fixtures/replay/crashloop-injection.json
+		--namespaces prod --replay fixtures/replay/crashloop-injection.json --verify
 endif
 
 # The three write gates on the simulated cluster: the replay proposes a rollback, you answer the

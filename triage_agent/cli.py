@@ -147,9 +147,11 @@ def print_outcome(outcome, args, stderr):
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     taken = report.actions_taken(outcome.proposals)
     if not args.json and outcome.report is not None:
+        from triage_agent.verify import show
         text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
                                   context=args.context, kubeconfig=args.kubeconfig,
-                                  actions=taken)
+                                  actions=taken, checked=show.checked(
+                                      outcome.verification, outcome.report.get("confidence")))
         if outcome.alert:
             from triage_agent.serve import alerts
             text = alerts.render_identity(outcome.alert) + "\n\n" + text
@@ -338,7 +340,8 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
                              fallbacks=not args.no_fallbacks, prices=args.prices)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
-                           progress=lambda line: print(line, file=stderr))
+                           progress=lambda line: print(line, file=stderr),
+                           review=args.verify or not (args.replay or args.no_verify))
 
 
 def verifier(args, tools, stderr):

@@ -32,6 +32,7 @@ from triage_agent.model.errors import ApiError
 from triage_agent.outcome import Outcome
 from triage_agent.seams import RunEnded
 from triage_agent.turns import Settings
+from triage_agent.verify import outcome as verify
 
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
@@ -45,7 +46,7 @@ class _Run:
         self.model, self.tools, self.policy, self.settings = model, tools, policy, settings
         self.toolset, self.gate, self.recorder = toolset, gate, recorder
         self.progress = progress or (lambda line: None)
-        self.ledger = rules.Ledger()
+        self.ledger, self.symptom, self.entries = rules.Ledger(), symptom, []  # entries: audit
         self.outcome = Outcome(model=settings.model)
         first = prompts.first_turn(symptom, policy.namespaces, policy)
         self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
@@ -164,7 +165,8 @@ class _Run:
             figures = {"results": clearing.results, "bytes": clearing.bytes,
                        "tokens_before": clearing.tokens_before, "tokens_after": clearing.tokens_after,
                        "budget_tokens": self.keeper.budget.tokens}
-            self.record(step=step, tool="context", decision="context_cleared", **figures)
+            self.record(step=step, tool="context", decision="context_cleared",
+                        tool_use_ids=list(clearing.tool_use_ids), **figures)
             self.trace({"event": "context_cleared", "step": step, **figures})
             self.say(f"[step {step}/{self.policy.max_steps}] cleared {clearing.results} old tool "
                      f"results ({clearing.bytes:,} bytes) to stay within "
@@ -360,6 +362,7 @@ class _Run:
                     is_error=bool(is_error), **extra)
 
     def record(self, **fields):
+        self.entries.append(fields)
         try:
             self.recorder.audit(**fields)
         except Exception:  # an audit sink failing must not end the run; the trace keeps going
@@ -374,8 +377,10 @@ class _Run:
 
 
 def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, gate=None,
-               recorder=None, progress=None):
-    """Run one triage and return its Outcome; never raises (KeyboardInterrupt included)."""
+               recorder=None, progress=None, review=False):
+    """Run one triage and return its Outcome; never raises (KeyboardInterrupt included). An
+    accepted report is then checked (verify/): claims, blind spots and, with `review`, the
+    second reading, which is not a step and whose failure never loses the report."""
     settings = settings or Settings()
     toolset = toolset or prompts.build_toolset(tools.list())
     run = _Run(symptom, model=model, tools=tools, policy=policy, settings=settings,
@@ -388,6 +393,8 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
         run.outcome.stop, run.outcome.error = ended.stop, ended.error
     except KeyboardInterrupt as exc:  # ^C, or SIGTERM / SIGHUP through terminal.StopSignals
         run.outcome.stop, run.outcome.error = "interrupted", terminal.reason(exc)
+    if run.outcome.report is not None:
+        run.outcome.verification = verify.check_run(run, reviewing=review)
     run.outcome.tool_calls = run.ledger.tool_calls
     run.outcome.context = run.keeper.stats(run.outcome.usage)
     return run.outcome

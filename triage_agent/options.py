@@ -130,6 +130,14 @@ def build_parser():
                    "--prometheus-url (default: the system's)")
     p.add_argument("--prometheus-service", metavar="NS/NAME:PORT", help="reach Prometheus as a "
                    "Service through the default server's kubectl proxy instead (default: none)")
+    checks = p.add_mutually_exclusive_group()
+    checks.add_argument("--verify", action="store_true", help="make the review (a second, "
+                        "skeptical model call that answers only through review_report) also in "
+                        "a replay, whose fixture then carries its answer last (default: made in "
+                        "live runs, not in replays)")
+    checks.add_argument("--no-verify", action="store_true", help="no review: the report's "
+                        "claims and the run's blind spots are still checked by code (default: "
+                        "reviewed in live runs)")
     p.add_argument("--no-preflight", action="store_true", help="skip the cluster checks made "
                    "through the server before the first model call (default: checked)")
     p.add_argument("--model", help=f"model (default: {DEFAULT_MODEL}, or the replay fixture's)")

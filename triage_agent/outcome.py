@@ -25,6 +25,7 @@ class Outcome:
     not_offered: list = field(default_factory=list)   # [{tool, reason}]: server tools left out
     proposals: list = field(default_factory=list)
     grounding_warnings: list = field(default_factory=list)
+    verification: dict = None  # verify/outcome.py: claims, blind spots, review (with a report)
     usage: dict = field(default_factory=lambda: {"input": 0, "output": 0, "cache_read": 0,
                                                  "cache_write": 0})
     usage_by_step: list = field(default_factory=list)  # [{step, input, cache_write, cache_read, output}]

@@ -106,18 +106,18 @@ def check_grounding(report, results) -> list:
         warnings += _check_evidence(f"evidence[{index}]", item, texts)
     for index, item in _items(report, "affected"):
         name = item.get("name")
-        if isinstance(name, str) and not _appears(name, corpus):
+        if isinstance(name, str) and not name_appears(name, corpus):
             warnings.append(f"affected[{index}]: name {name!r} does not appear in any tool result")
     for index, item in _items(report, "proposed_actions"):
         target = item.get("target")
-        if isinstance(target, str) and not _appears(target, corpus):
+        if isinstance(target, str) and not name_appears(target, corpus):
             warnings.append(f"proposed_actions[{index}].target: {target!r} does not appear in "
                             "any tool result")
     for where, text in _free_text(report):
         if not isinstance(text, str):
             continue
         missing = [name for name in dict.fromkeys(GENERATED_NAME.findall(text))
-                   if not _appears(name, corpus)]
+                   if not name_appears(name, corpus)]
         warnings += [f"{where}: name {name!r} does not appear in any tool result"
                      for name in missing]
     return warnings
@@ -173,7 +173,7 @@ def quote_in(quote, text) -> bool:
     return False
 
 
-def _appears(name, corpus) -> bool:
+def name_appears(name, corpus) -> bool:
     """`name` occurs in `corpus` as a whole name (a longer name it is the prefix of counts)."""
     if not name:
         return False
@@ -184,12 +184,15 @@ def _appears(name, corpus) -> bool:
 # --- text -------------------------------------------------------------------------------------
 
 def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl",
-                kubeconfig=None, actions=None) -> str:
-    """The report as plain text for a terminal: severity and summary first, warnings last."""
+                kubeconfig=None, actions=None, checked=None) -> str:
+    """The report as plain text for a terminal: severity and summary first, warnings last.
+    `checked` (verify/show.py's Checked) adds what the loop checked: its line first, the
+    confidence after checking, and its sections after the hypothesis."""
     if not isinstance(report, dict):
         report = {}
     severity = _clean(report.get("severity") or "unknown").upper()
-    out = [f"SEVERITY: {severity}", *_wrap(report.get("summary") or "(no summary)", "")]
+    out = [printable(checked.line, keep_newlines=False)] if checked else []
+    out += [f"SEVERITY: {severity}", *_wrap(report.get("summary") or "(no summary)", "")]
     out += ["", "Affected"]
     out += [f"  {_clean(i.get('kind')):<11} {_where(i.get('namespace'), i.get('name'))}"
             for _, i in _items(report, "affected")] or ["  none listed"]
@@ -200,9 +203,13 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
         out += _wrap(item.get("interpretation") or "", "     -> ", "        ")
     if not _items_present(report, "evidence"):
         out.append("  none")
-    confidence = _clean(report.get("confidence") or "unknown")
+    confidence = _clean(checked.confidence if checked else report.get("confidence") or "unknown")
     out += ["", f"Hypothesis (confidence: {confidence})"]
     out += _wrap(report.get("hypothesis") or "(none)", "  ")
+    for title, lines in checked.sections if checked else ():
+        out += ["", title]
+        for line in lines:
+            out += _wrap(line, "  ! ", "    ")
     if actions is not None:
         out += ["", "Actions taken (in this run, on the operator's approval)",
                 *render_actions_taken(actions)]

@@ -104,7 +104,7 @@ LAYERS = {
     "triage_agent": (
         {"__main__", "cli", "options", "evaluate", "serve", "evals"},   # entry points, services
         {"loop", "turns", "policy", "scope", "prompts", "report", "schema", "actions", "ask",
-         "context", "outcome", "preflight", "status"},                   # the loop core
+         "context", "outcome", "preflight", "status", "verify"},         # the loop core
         {"model", "mcp", "telemetry"},                                   # the wire and records
         {"", "seams", "terminal", "lines"}),                             # leaves ("": __init__)
     "mcp_kubectl_server": (

@@ -16,6 +16,8 @@ all, no frames around the page).
 import html
 import json
 
+from triage_agent.verify import show
+
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -165,14 +167,19 @@ def run_page(doc, approvals, sources, **who) -> str:
         f'<p class="note">Waiting for an operator: <a href="/approvals/{esc(a["id"])}">'
         f'{esc(a["kind"])} {esc(a["namespace"])}/{esc(a["target"])}</a></p>'
         for a in approvals if a["state"] == "pending")
+    checked = show.checked(outcome.get("verification"), report.get("confidence"))
     body = (f"<h1>{esc(alert.get('alertname') or 'Run')} · {esc(run_id)}</h1>{waiting}"
-            f'<p>status {esc(doc.get("status"))}, stop {esc(outcome.get("stop"))}, severity '
-            f'{esc(report.get("severity"))}, confidence {esc(report.get("confidence"))}, '
+            + (f'<p class="note" id="checked">{esc(checked.line)}</p>' if checked else "")
+            + f'<p>status {esc(doc.get("status"))}, stop {esc(outcome.get("stop"))}, severity '
+            f'{esc(report.get("severity"))}, confidence '
+            f'{esc(checked.confidence if checked else report.get("confidence"))}, '
             f'{esc(outcome.get("tool_calls"))} tool calls, {esc(_money(outcome.get("cost_usd")))}'
             f'</p><h2>Summary</h2><p>{esc(report.get("summary") or doc.get("error"))}</p>'
             f"<h2>Evidence</h2>{evidence_html(report.get('evidence'), sources)}"
             f"<h2>Hypothesis</h2><p>{esc(report.get('hypothesis'))}</p>"
-            f"<h2>Proposed actions</h2>{_list_raw(proposed)}"
+            + "".join(f"<h2>{esc(title)}</h2>{_list(lines)}"
+                      for title, lines in (checked.sections if checked else ()))
+            + f"<h2>Proposed actions</h2>{_list_raw(proposed)}"
             f"<h2>Actions taken</h2>{_list_raw(taken)}"
             f"<h2>Next checks</h2>{_list(report.get('next_checks'))}"
             f'<h2>Records</h2><p><a href="/runs/{esc(run_id)}/audit">audit log</a> · '

@@ -331,6 +331,9 @@ def test_end_to_end_with_the_real_cli_runner(kube_sim, tmp_path):
     done = files[run_id]
     assert done["outcome"]["stop"] == "report" and done["exit_code"] == 0
     assert done["outcome"]["alert"]["alerts"][0]["fingerprint"] == "5c2a7d91e04b3f68"
+    verification = done["outcome"]["verification"]   # the outcome file (and what is forwarded)
+    assert verification["claims"]["checked"] == 3 and verification["blind_spots"]
+    assert verification["reviewed"] is False   # a replay without --verify
     assert (outbox / f"{run_id}.audit.jsonl").read_text().count("\n") >= 4
     assert sim.journal_entries() == []
 
