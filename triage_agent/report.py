@@ -92,6 +92,36 @@ def validate_report(report) -> list:
     return validate(report, load_report_schema())
 
 
+# --- the tool a run ends with --------------------------------------------------------------
+
+ENDING_KINDS = ("report", "answer")   # toolset kinds of the tools that end a run
+
+
+class ReportEnding:
+    """How a triage ends: write_report, valid and grounded (the loop pushes back once). A
+    follow-up ends through followup/answer.AnswerEnding instead, with the same methods."""
+    kind, tool, stop, needs_tools = "report", "write_report", "report", True
+    wrong_tool = "not accepted: this run ends with write_report."
+
+    def __init__(self):
+        from triage_agent import prompts
+        self.nudge, self.last_call = prompts.NUDGE_REPORT, prompts.LAST_CALL
+        self.not_run_last = prompts.NOT_RUN_LAST
+
+    def problems(self, arguments) -> list:
+        return (validate_report(arguments) if isinstance(arguments, dict)
+                else ["report: expected a JSON object"])
+
+    def check(self, arguments, results) -> list:
+        return check_grounding(arguments, results)
+
+    def done(self, outcome) -> bool:
+        return outcome.report is not None
+
+    def accept(self, outcome, arguments, warnings):
+        outcome.report, outcome.grounding_warnings = arguments, warnings
+
+
 # --- grounding --------------------------------------------------------------------------------
 
 def check_grounding(report, results) -> list:

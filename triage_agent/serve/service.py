@@ -31,7 +31,7 @@ from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
 NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
-                 "--pending-approvals")
+                 "--pending-approvals", "--session", "--interactive")
 
 
 SWEEP_SECONDS = 15.0
