@@ -213,7 +213,8 @@ def root_attributes(outcome) -> tuple:
              "triage_agent.proposals": len(getattr(outcome, "proposals", None) or []),
              "triage_agent.cost_usd": round(cost, 6) if isinstance(cost, float) else None,
              "triage_agent.report.severity": _str(report.get("severity")),
-             "triage_agent.report.confidence": _str(report.get("confidence"))}
+             "triage_agent.report.confidence": _str(report.get("confidence")),
+             "triage_agent.followup": _int(getattr(outcome, "followup", None))}
     failure = None if stop in OK_STOPS else (stop, str(getattr(outcome, "error", None) or stop))
     return attrs, failure
 
