@@ -129,8 +129,7 @@ def ask_followup(session, question, *, model, tools, toolset, policy, settings, 
                               progress=progress, resume=resume, ending=answers.AnswerEnding(),
                               transcript=transcript)
     outcome.followup = number
-    if recorder is not None:
-        outcome.trace_id = recorder.trace_id
+    outcome.trace_id = getattr(recorder, "trace_id", None)
     if outcome.answer and outcome.answer.get("report_changed"):
         sessions.replace_report(session, outcome.answer["report"], followup=number)
     sessions.record_turn(session, outcome, transcript, number=number, question=question)
