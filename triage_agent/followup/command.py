@@ -168,7 +168,8 @@ def run_followup(args, session, question, policy, model, model_name, tools, tool
         signals.disarm()
         tools.close()
     outcome.trace, outcome.audit_log = args.trace, args.audit_log
-    outcome.audit_error, outcome.alert = recorder.audit_error, args.alert_identity
+    outcome.audit_error = recorder.audit_error
+    outcome.alert = getattr(args, "alert_identity", None)
     if args.record:
         cli.save_recording(args, model, model_name, stderr)
     save(args.session, session, stderr)
