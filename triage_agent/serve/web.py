@@ -143,7 +143,8 @@ def _post(handler, path):
 def _ask(handler, run_id, session, form):
     status, answer = api.ask(handler.service, run_id, form.get("question"), session.operator)
     if status == 202:
-        return _redirect(handler, f"/runs/{run_id}#{answer['id']}")
+        # no #fragment: a page's refresh to its own URL with one would not load it again
+        return _redirect(handler, f"/runs/{run_id}")
     if status == 404:
         return _page(handler, 404, pages.error_page(404, answer["error"]))
     _run(handler, run_id, {"operator": session.operator, "csrf": session.csrf}, status=status,

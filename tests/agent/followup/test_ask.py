@@ -11,6 +11,7 @@ import stat
 import pytest
 
 from tests.agent.cli.test_cli import REPLAY, run_cli, run_cli_here
+from mcp_kubectl_server.redact import redact
 from tests.support.fake_messages_api import FakeMessagesApi, conversation_problems
 from triage_agent.followup import session as sessions
 
@@ -65,6 +66,19 @@ def test_a_run_keeps_its_session_private_and_redacted(kept):
     assert FATAL in doc["conversation"]["results"]["toolu_02logs"]
     assert not conversation_problems(messages)
     assert "ANTHROPIC" not in path.read_text() and "api_key" not in path.read_text()
+    assert [t for t in strings(doc) if redact(t) != t] == []    # nothing redaction would change
+
+
+def strings(value):
+    """Every string in a JSON value, thinking blocks left out (sent back as they came)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, dict) and value.get("type") not in ("thinking", "redacted_thinking"):
+        for item in value.values():
+            yield from strings(item)
 
 
 def test_a_replayed_follow_up_answers_and_grows_the_session(kept, tmp_path):
