@@ -35,8 +35,9 @@ def run_interactive(argv, actions, *, env=None, timeout=60, on_output=None):
                   {**clean_env(), **(env or {})})
     os.close(out_w)
     stdout = bytearray()
-    threading.Thread(target=lambda: [stdout.extend(c) for c in iter(
-        lambda: os.read(out_r, 65536), b"")], daemon=True).start()
+    reader = threading.Thread(target=lambda: [stdout.extend(c) for c in iter(
+        lambda: os.read(out_r, 65536), b"")], daemon=True)
+    reader.start()   # stdout is read as it comes: a full pipe must not hold the child up
     deadline, screen, prompts = time.monotonic() + timeout, b"", 0
     while time.monotonic() < deadline:
         if not select.select([master], [], [], deadline - time.monotonic())[0]:
@@ -53,7 +54,9 @@ def run_interactive(argv, actions, *, env=None, timeout=60, on_output=None):
             prompts += 1
             action(master) if callable(action) else os.write(master, action)
     status = _wait(pid, deadline)
+    reader.join(max(deadline - time.monotonic(), 1))   # to the end of the pipe
     os.close(master)
+    os.close(out_r)
     return os.waitstatus_to_exitcode(status), stdout.decode(), screen.decode(errors="replace")
 
 
