@@ -37,6 +37,9 @@ def build_parser():
                    "to these (default: the session's; a wider scope is refused)")
     options.add_model_options(p)
     p.set_defaults(effort=None, max_tokens=None)  # the session's, unless given
+    for flag in ("--model", "--effort", "--max-tokens", "--base-url", "--api-profile"):
+        action = p._option_string_actions[flag]
+        action.help = action.help.split(" (default")[0] + " (default: the session's)"
     options.add_budget_options(p, steps=6, tool_calls=10)
     p.add_argument("--execute", action="store_true", help="run approved actions of the "
                    "session's enabled kinds (gate 3), for this follow-up only (default: off)")
@@ -58,7 +61,6 @@ def main(argv):
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    args.model_given = args.model
     with terminal.StopSignals() as signals:
         try:
             session = load(args)

@@ -137,7 +137,7 @@ def redacted(doc):
     conversation["results"] = {k: redact(v) for k, v in conversation["results"].items()}
     conversation["calls"] = {k: _redact_value(v) for k, v in conversation["calls"].items()}
     doc["runs"] = [_redact_value(run) for run in doc["runs"]]
-    for key in ("report", "verification"):
+    for key in ("report", "verification", "alert"):
         doc[key] = _redact_value(doc.get(key))
     doc["history"] = _redact_value(doc["history"])
     return doc
