@@ -19,26 +19,29 @@ from triage_agent.serve import runs
 QUESTION = "what about the other replica?"
 
 
-def script():
+def script(followup="followup-other-replica"):
     """The replayed run's responses, then the follow-up's."""
     run = json.loads((REPLAY / "crashloop.json").read_text())["responses"]
-    followup = json.loads((REPLAY / "followup-other-replica.json").read_text())["responses"]
-    return run + followup
+    return run + json.loads((REPLAY / f"{followup}.json").read_text())["responses"]
 
 
 @pytest.fixture
 def served(kube_sim, tmp_path):
     """(serve, fake API, outbox, run id) once the run has ended."""
-    sim = kube_sim("crashloop")
+    yield from serve_a_run(kube_sim("crashloop"), tmp_path, script())
+
+
+def serve_a_run(sim, tmp_path, responses, *extra):
     (tmp_path / "webhook").write_text(WEBHOOK)
     outbox = tmp_path / "outbox"
-    with FakeMessagesApi(script()) as fake:
+    with FakeMessagesApi(responses) as fake:
         env = dict(clean_env(), ANTHROPIC_API_KEY="sk-test-key")
         service = ServeProcess("--namespaces", "prod", "--workers", "1", "--outbox",
                                str(outbox), "--base-url", fake.url, "--no-stream",
                                "--kubeconfig", sim.kubeconfig, "--operators",
                                str(operators_file(tmp_path)), "--token-file",
-                               str(tmp_path / "webhook"), "--max-followups", "2", env=env)
+                               str(tmp_path / "webhook"), "--max-followups", "2", *extra,
+                               env=env)
         try:
             status, _, body = post(service.url, PAYLOAD,
                                    headers={"Authorization": f"Bearer {WEBHOOK}"})
@@ -108,3 +111,21 @@ def test_each_refusal_changes_nothing(served, tmp_path):
     status, answer = questions(service, no_session, body=body)
     assert status == 409 and "no session" in answer["error"]
     assert list(outbox.glob("*.question.*.json")) == [] and len(fake.requests) == 4
+
+
+def test_a_follow_up_s_proposal_waits_for_an_operator_like_the_run_s(kube_sim, tmp_path):
+    sim = kube_sim("crashloop")
+    served = serve_a_run(sim, tmp_path, script("followup-propose"), "--allow-action",
+                         "rollout_undo", "--execute")
+    service, fake, outbox, run_id = next(served)
+    try:
+        status, asked = questions(service, run_id, body={"question": "should we roll back?"})
+        assert status == 202
+        assert until(lambda: questions(service, run_id, asked["id"])[1]["state"] == "answered")
+        [approval] = api(service.url, "/api/approvals")[1]["approvals"]
+        assert approval["run_id"] == run_id and approval["state"] == "pending"
+        assert approval["command"].endswith("rollout undo deployment/checkout -n prod")
+        assert approval["summary"].startswith("follow-up 1: A rollback")
+        assert sim.journal_entries() == []        # nothing ran: an operator decides
+    finally:
+        next(served, None)

@@ -25,6 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
+from triage_agent.serve import outcomes
 from triage_agent.serve.runs import RUN_ID, now_iso, write_atomically
 
 ID = re.compile(r"^q-[0-9a-f]{16}$")
@@ -63,10 +64,11 @@ class Questions:
     """The follow-up questions of serve's runs: files in the outbox, and the tasks that run them."""
 
     def __init__(self, outbox, *, engine, runner, max_followups=DEFAULT_MAX_FOLLOWUPS,
-                 revised=None):
+                 revised=None, answered=None):
         self.outbox, self.engine, self.runner = Path(outbox), engine, runner
         self.max_followups = max_followups
         self.revised = revised or (lambda run_id, report, record: None)
+        self.answered = answered or (lambda record: None)   # e.g. attach_answer
         self.counts = dict.fromkeys(STATES, 0)   # questions that entered each state
         self._lock = threading.Lock()            # asking: the checks and the new record
         self._counting = threading.Lock()
@@ -154,6 +156,8 @@ class Questions:
                           report_changed=bool(answer.get("report_changed")),
                           grounding_warnings=outcome.get("grounding_warnings") or [])
         self._write(record)
+        if answer:
+            self.answered(record)
         if answer and answer.get("report_changed") and isinstance(answer.get("report"), dict):
             self.revised(record["run_id"], answer["report"], record)
         return record
@@ -161,6 +165,17 @@ class Questions:
     def abandon(self, record, reason):
         """Serve stopped before the question ran: it fails, with the reason."""
         self._write(dict(record, state="failed", finished_at=now_iso(), error=reason))
+
+
+def attach_answer(store, outbox):
+    """`answered` for serve with approvals: an approval a follow-up handed over gets its
+    answer and evidence, as a run's approvals get the run's report."""
+    def attach(record):
+        sources = outcomes.read_sources(Path(outbox) / f"{record['run_id']}.audit.jsonl")
+        store.attach(record["run_id"], {"summary": f"follow-up {record['followup']}: "
+                                        f"{record['answer']}", "evidence": record["evidence"]},
+                     sources, only_new=True)
+    return attach
 
 
 class Task:

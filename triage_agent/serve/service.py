@@ -293,7 +293,8 @@ def main(argv):
     store, writer = approval_store(args, engine) if on else (None, None)
     questions = followups.Questions(outbox, engine=engine, runner=followups.ask_runner(
         outbox=outbox, run_args=run_args, approval_ttl=args.approval_ttl),
-        max_followups=args.max_followups, revised=writer.revised) if on else None
+        max_followups=args.max_followups, revised=writer.revised,
+        answered=followups.attach_answer(store, outbox)) if on else None
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
                                 approvals=store, operators=args.operator_list,
                                 questions=questions)
