@@ -123,8 +123,11 @@ def adopt(args, session):
 
 def ask_once(args, session, question, model, model_name, stderr, signals):
     """One follow-up, start to end: records, server, loop, session file, output; exit code."""
+    from triage_agent import prompts
     from triage_agent.followup import ask
     from triage_agent.mcp.client import McpError
+    from triage_agent.report import ReportSchemaError
+    from triage_agent.telemetry import records
     try:
         policy = ask.followup_policy(session, namespaces=args.narrow, max_steps=args.max_steps,
                                      max_tool_calls=args.max_tool_calls,
@@ -132,6 +135,9 @@ def ask_once(args, session, question, model, model_name, stderr, signals):
         question = ask.check_question(question)
     except (ValueError, ask.AskError) as exc:
         raise UsageError(f"{'--namespaces: ' if isinstance(exc, ValueError) else ''}{exc}")
+    if policy.max_cost_usd is not None and records.cost_usd(model_name, {}, args.prices) is None:
+        raise UsageError(f"--max-cost-usd: no price is known for model {model_name!r} "
+                         "(give --price-per-mtok or --prices-file)")
     args.symptom, args.namespaces = question, ",".join(policy.namespaces)
     signals.rearm()
     recorder = cli.open_records(args, stderr)
@@ -144,6 +150,8 @@ def ask_once(args, session, question, model, model_name, stderr, signals):
             recorder.finish(cli.print_failure(args, "mcp_error", f"the MCP server did not "
                                               f"start: {exc}", stderr, trace_id=recorder.trace_id))
             return 4
+        except (prompts.ToolsetError, ReportSchemaError) as exc:
+            raise UsageError(str(exc)) from None
         print(f"triage-agent: {cli.server_line(tools)}", file=stderr)
         outcome = run_followup(args, session, question, policy, model, model_name, tools,
                                toolset, recorder, stderr, signals)

@@ -6,6 +6,7 @@ refused outside the session's scope, goes through the same three gates, may revi
 import json
 import os
 import shutil
+import sys
 import stat
 
 import pytest
@@ -195,3 +196,16 @@ def test_the_first_request_is_the_stored_conversation_plus_the_question(kept, tm
     names = [t["name"] for t in first["tools"]]
     assert "write_report" in names and names[-1] == "answer"
     assert first["model"] == "claude-opus-5-5"
+
+
+def test_a_server_that_does_not_start_is_exit_4_and_a_long_question_exit_2(kept, tmp_path):
+    _, get = kept
+    session = copy_of(get(), tmp_path)
+    doc = json.loads(session.read_text())
+    doc["policy"]["server"]["mcp"] = f"{sys.executable} -c 'raise SystemExit(3)'"
+    session.write_text(json.dumps(doc))
+    out = ask(session, "why?", "followup-other-replica", "--json")
+    assert out.returncode == 4 and json.loads(out.stdout)["stop"] == "mcp_error"
+    assert "Traceback" not in out.stderr
+    long = ask(copy_of(get(), tmp_path), "x" * 2001, "followup-other-replica")
+    assert long.returncode == 2 and "longer than 2000 characters" in long.stderr
