@@ -102,3 +102,16 @@ def test_two_follow_ups_keep_one_valid_conversation():
                                                                         cite="toolu_l1")))
     assert first.stop == second.stop == "answer" and second.followup == 2
     assert [r["followup"] for r in session["runs"]] == [0, 1, 2]
+
+
+def test_the_stored_conversation_is_cleared_down_to_fit_the_budget():
+    session = finished_run()
+    session["policy"]["context_budget_tokens"] = 1500   # the stored run alone is more
+    cites_pods = answer_call(quote="0/1 CrashLoopBackOff 47", cite="toolu_pods")
+    outcome, model, recorder = follow_up(session, response("tool_use", cites_pods))
+    assert outcome.stop == "answer" and outcome.context["clearings"] == 1
+    [pods] = [b for m in model.requests[0]["messages"] for b in m["content"]
+              if b.get("tool_use_id") == "toolu_pods"]
+    assert "result cleared from the conversation" in pods["content"][0]["text"]
+    assert [e["decision"] for e in recorder.audits][0] == "context_cleared"
+    assert outcome.grounding_warnings == []   # a cleared result's quote still verifies
