@@ -252,9 +252,10 @@ def metrics_text(engine, approvals=None, questions=None) -> str:
            [("", round(cost, 6))])
     metric("triage_forward_failures_total", "counter", "Outcomes that could not be forwarded.",
            [("", forward_failures)])
-    metric("triage_queue_depth", "gauge", "Alerts waiting for a worker.",
+    metric("triage_queue_depth", "gauge", "Alerts and follow-up questions waiting for a worker.",
            [("", gauges["queue_depth"])])
-    metric("triage_runs_running", "gauge", "Runs in progress.", [("", gauges["running"])])
+    metric("triage_runs_running", "gauge", "Runs (and follow-ups) in progress.",
+           [("", gauges["running"])])
     buckets = [(f'{{le="{b}"}}', sum(d <= b for d in durations)) for b in BUCKETS]
     metric("triage_run_duration_seconds", "histogram", "Wall time of finished runs.",
            buckets + [('{le="+Inf"}', len(durations))])
