@@ -155,11 +155,11 @@ class Questions:
             record.update(answer=answer.get("answer"), evidence=answer.get("evidence") or [],
                           report_changed=bool(answer.get("report_changed")),
                           grounding_warnings=outcome.get("grounding_warnings") or [])
-        self._write(record)
-        if answer:
+        if answer:  # what the answer changes first, so that `answered` is seen with it done
             self.answered(record)
         if answer and answer.get("report_changed") and isinstance(answer.get("report"), dict):
             self.revised(record["run_id"], answer["report"], record)
+        self._write(record)
         return record
 
     def abandon(self, record, reason):
