@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests.agent.serve.test_serve import ScriptedRunner, alert
+from tests.agent.serve.test_serve import ScriptedRunner, alert, wait_until_running
 from tests.e2e.test_approvals import until
 from triage_agent.serve import endpoints, followups, outcomes, runs
 
@@ -75,7 +75,8 @@ def test_a_question_waits_behind_the_alerts_queued_before_it(box):
     alerts = ScriptedRunner(blocked=True)
     ask_runner = AskRunner(alerts=alerts)
     engine, questions, run_id, _ = box(ask_runner, alerts)
-    engine.accept(alert("a1"))
+    running = engine.accept(alert("a1"))[1]
+    wait_until_running(engine, running)              # on the one worker; a2 and the question wait
     engine.accept(alert("a2"))
     asked = questions.ask(run_id, "why?", "alice")
     assert asked["state"] == "queued" and engine.gauges()["queue_depth"] == 2
