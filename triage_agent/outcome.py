@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from triage_agent import context, report
 from triage_agent.telemetry import records
 
-EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
+EXIT_CODES = {"report": 0, "answer": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
               "interrupted": 130}
 
 
@@ -38,6 +38,8 @@ class Outcome:
     error: str = None
     audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
     alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
+    answer: dict = None    # a follow-up's accepted answer (followup/answer.py); its revised
+    followup: int = None   # report, if any, is `report`; `followup` is its number in the session
 
     @property
     def exit_code(self):

@@ -129,11 +129,12 @@ def budget_note(tools_left, calls_left):
     return f"[budget: {tools_left} tool calls and {calls_left} model calls left]"
 
 
-def ungrounded(problems):
-    """Push back an ungrounded report, naming each item."""
-    return ("report not accepted: these items are not grounded in the tool results: "
+def ungrounded(problems, *, tool="write_report"):
+    """Push back an ungrounded report (or follow-up answer), naming each item."""
+    what = "report" if tool == "write_report" else tool
+    return (f"{what} not accepted: these items are not grounded in the tool results: "
             + "; ".join(problems) + ". Quote tool results verbatim with the tool_use_id of the "
-            "call that returned them, or drop these items, then call write_report again.")
+            f"call that returned them, or drop these items, then call {tool} again.")
 
 
 def _read_only(tool):

@@ -92,6 +92,60 @@ def validate_report(report) -> list:
     return validate(report, load_report_schema())
 
 
+# --- the tool a run ends with --------------------------------------------------------------
+
+ENDING_KINDS = ("report", "answer")   # toolset kinds of the tools that end a run
+
+
+class ReportEnding:
+    """How a triage ends: write_report, valid and grounded (the loop pushes back once). A
+    follow-up ends through followup/answer.AnswerEnding instead, with the same methods."""
+    kind, tool, stop, needs_tools = "report", "write_report", "report", True
+    wrong_tool = "not accepted: this run ends with write_report."
+
+    def __init__(self):
+        from triage_agent import prompts
+        self.nudge, self.last_call = prompts.NUDGE_REPORT, prompts.LAST_CALL
+        self.not_run_last = prompts.NOT_RUN_LAST
+
+    def problems(self, arguments) -> list:
+        return (validate_report(arguments) if isinstance(arguments, dict)
+                else ["report: expected a JSON object"])
+
+    def check(self, arguments, results) -> list:
+        return check_grounding(arguments, results)
+
+    def done(self, outcome) -> bool:
+        return outcome.report is not None
+
+    def accept(self, outcome, arguments, warnings):
+        outcome.report, outcome.grounding_warnings = arguments, warnings
+
+
+def judge(ending, kind, arguments, outcome, results, *, tool_calls, pushed, last):
+    """What becomes of a call of an ending tool (`kind`: the toolset entry's): (decision, text,
+    push). An accepted one gives ("<kind>_accepted", its grounding warnings, None); else the
+    text goes back to the model, and `push` names the one-time push-back it used ("zero": no
+    tool called yet, "grounding": quotes or names not found), which `pushed` then holds."""
+    from triage_agent import prompts
+    if kind != ending.kind:
+        return f"{kind}_refused", ending.wrong_tool, None
+    problems = ending.problems(arguments)
+    if problems:
+        return (f"{ending.kind}_invalid", f"{ending.kind} not accepted: {'; '.join(problems)}. "
+                f"Fix these and call {ending.tool} again.", None)
+    if ending.done(outcome):
+        return (f"{ending.kind}_duplicate",
+                f"a {ending.kind} was already accepted; this one is ignored.", None)
+    if ending.needs_tools and tool_calls == 0 and not ("zero" in pushed or last):
+        return "report_pushed_back", prompts.NO_TOOLS_YET, "zero"
+    ungrounded = ending.check(arguments, results)
+    if ungrounded and not ("grounding" in pushed or last):
+        return (f"{ending.kind}_ungrounded", prompts.ungrounded(ungrounded, tool=ending.tool),
+                "grounding")
+    return f"{ending.kind}_accepted", list(ungrounded), None
+
+
 # --- grounding --------------------------------------------------------------------------------
 
 def check_grounding(report, results) -> list:

@@ -8,7 +8,7 @@
                                                      file for an operator (serve --operators)
     runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)
     verify     proposal -> Verification dict         actions/watch.py through the tools, after an
-                                                     action ran (cli.verifier; serve/verify.py)
+                                                     action ran (actions.wiring.verifier; serve/verify.py)
     recorder   .audit(**fields) / .trace(span)       telemetry/records.py (Recorder)
     clock      () -> seconds                         time.time / time.monotonic; tests pass their own
 

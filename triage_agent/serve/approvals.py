@@ -346,16 +346,17 @@ class Store:
         finally:
             os.close(fd)
 
-    def attach(self, run_id, report, sources):
+    def attach(self, run_id, report, sources, *, only_new=False):
         """When the run ends: its report's summary and evidence (with each quote's source) go
-        into each of its approvals."""
+        into each of its approvals; when a follow-up is answered (`only_new`), its answer goes
+        into the approvals it handed over, which have none yet."""
         report = report if isinstance(report, dict) else {}
         evidence = [dict(item, source=sources.get(item.get("tool_use_id")))
                     for item in report.get("evidence") or () if isinstance(item, dict)]
         with self.locked():
             for path in self._paths(run_id):
                 record = self._read(path)
-                if record:
+                if record and not (only_new and record.get("summary") is not None):
                     record.update(summary=report.get("summary"), evidence=evidence)
                     write_atomically(path, record)
 

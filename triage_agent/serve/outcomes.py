@@ -98,6 +98,26 @@ class OutcomeWriter:
             self.write(self.outbox / f"{run_id}.json", doc)
         self.forward(doc)
 
+    def revised(self, run_id, report_doc, question):
+        """A follow-up revised the run's report: the outcome file gets it (the old one into
+        outcome.report_history), is rewritten atomically and forwarded."""
+        path = self.outbox / f"{run_id}.json"
+        with self._lock:
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            outcome = doc.get("outcome")
+            if not isinstance(outcome, dict):
+                return None
+            outcome.setdefault("report_history", []).append({
+                "report": outcome.get("report"), "replaced_by_followup": question.get("followup"),
+                "question_id": question.get("id"), "replaced_at": question.get("finished_at")})
+            outcome["report"] = report_doc
+            self.write(path, doc)
+        self.forward(doc)
+        return doc
+
     def changed(self, record):
         """One approval settled: rewrite its run's outcome file (once there is one), forward."""
         path = self.outbox / f"{record['run_id']}.json"

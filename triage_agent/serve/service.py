@@ -2,7 +2,8 @@
 
     python3 -m triage_agent serve --listen HOST:PORT --namespaces CEILING [--workers N]
         [--queue N] [--outbox DIR] [--forward URL] [--token-file FILE] [--dedup-seconds S]
-        [--drain-seconds S] [--operators FILE [--approval-ttl S] [--execute] [--public-url URL]]
+        [--drain-seconds S] [--operators FILE [--approval-ttl S] [--execute] [--public-url URL]
+        [--max-followups N]]
         [run options: --model, --max-steps, --mcp, --replay, --allow-action KIND, ...]
 
 Options serve does not know are run options, checked once at start with the CLI's own parser and
@@ -10,7 +11,9 @@ passed to every run. Each run is a triage CLI child process (runs.cli_runner) wi
 MCP server, budgets, audit and trace, and no terminal: approval fails closed, so proposals are
 listed and nothing is executed. With --operators FILE a proposal of an enabled kind becomes a
 pending approval that an operator decides through the API or the pages (approvals.py); with
---execute as well serve runs approved ones, once (refused without --operators). SIGTERM (or ^C)
+--execute as well serve runs approved ones, once (refused without --operators). Every run keeps
+its session (OUTBOX/RUN_ID.session.json); with --operators an operator may ask it follow-up
+questions through the API or the run page (followups.py), run on the same workers. SIGTERM (or ^C)
 stops accepting,
 lets running triages finish up to --drain-seconds, interrupts the rest, writes queued alerts out
 as not run, sends what is left to forward, and exits 0.
@@ -27,11 +30,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions, verify
+from triage_agent.serve import approvals, endpoints, followups, outcomes, runs, sessions, verify
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
 NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
-                 "--pending-approvals")
+                 "--pending-approvals", "--session", "--interactive")
 
 
 SWEEP_SECONDS = 15.0
@@ -71,6 +74,9 @@ def build_parser():
                    "(needs --operators; default: approval records the command to run by hand)")
     p.add_argument("--public-url", metavar="URL", help="base of each approval_url (default: "
                    "the address serve listens on)")
+    p.add_argument("--max-followups", type=int, default=followups.DEFAULT_MAX_FOLLOWUPS,
+                   metavar="N", help="follow-up questions an operator may ask of one run "
+                   "(needs --operators; default %(default)s)")
     return p
 
 
@@ -84,6 +90,8 @@ def parse(argv):
     args.host, args.port = host.strip("[]"), int(port)
     if args.workers < 1 or args.queue < 1 or args.drain_seconds < 0 or args.dedup_seconds < 0:
         raise ServeUsageError("--workers and --queue must be at least 1; seconds not negative")
+    if args.max_followups < 0:
+        raise ServeUsageError("--max-followups must be 0 or more")
     bad = [a for a in run_args if a.split("=")[0] in NOT_FOR_SERVE]
     if bad:
         raise ServeUsageError(f"not a run option for serve: {bad[0]} (serve writes each run's "
@@ -290,8 +298,13 @@ def main(argv):
         engine.on_outcome = forwarder.submit
     stop = threading.Event()  # set by SIGTERM/SIGINT; also ends the watches after approvals
     store, writer = approval_store(args, engine, stop) if on else (None, None)
+    questions = followups.Questions(outbox, engine=engine, runner=followups.ask_runner(
+        outbox=outbox, run_args=run_args, approval_ttl=args.approval_ttl),
+        max_followups=args.max_followups, revised=writer.revised,
+        answered=followups.attach_answer(store, outbox)) if on else None
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
-                                approvals=store, operators=args.operator_list)
+                                approvals=store, operators=args.operator_list,
+                                questions=questions)
     try:
         server = endpoints.make_server(service, args.host, args.port)
     except OSError as exc:

@@ -33,7 +33,7 @@ OUTCOME_SCHEMA = {
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "trace_id",
                  "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken",
-                 "usage_by_step", "context", "verification"],
+                 "usage_by_step", "context", "verification", "answer", "followup"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -56,6 +56,8 @@ OUTCOME_SCHEMA = {
         "not_offered": {"type": "array", "items": {
             "type": "object", "required": ["tool", "reason"]}},
         "alert": {"type": ["object", "null"]},
+        "answer": {"type": "null"},        # a follow-up's (triage-agent ask); a run has none
+        "followup": {"type": "null"},
         "usage_by_step": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
             "required": ["step", "input", "cache_write", "cache_read", "output"],

@@ -288,10 +288,10 @@ def test_serve_options_that_cannot_work_exit_2(argv, message):
 class ServeProcess:
     """`python -m triage_agent serve` as a child; waits for its 'listening on' line."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
         self.proc = subprocess.Popen([sys.executable, "-m", "triage_agent", "serve",
                                       "--listen", "127.0.0.1:0", *args], cwd=ROOT,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, env=env)
         self.lines = []
         for line in self.proc.stderr:
             self.lines.append(line)
