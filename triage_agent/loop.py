@@ -384,7 +384,9 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
         run.outcome.stop, run.outcome.error = ended.stop, ended.error
     except KeyboardInterrupt as exc:  # ^C, or SIGTERM / SIGHUP through terminal.StopSignals
         run.outcome.stop, run.outcome.error = "interrupted", terminal.reason(exc)
-    if run.outcome.report is not None:
+    if run.outcome.answer is not None:
+        run.outcome.verification = verify.check_answer(run)
+    elif run.outcome.report is not None:
         run.outcome.verification = verify.check_run(run, reviewing=review)
     run.outcome.tool_calls = run.ledger.tool_calls
     run.outcome.context = run.keeper.stats(run.outcome.usage)

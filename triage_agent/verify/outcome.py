@@ -9,13 +9,39 @@
 The model's report is never changed. `confidence` is the report's, lowered one step (high ->
 medium -> low, never raised) when a claim was not found in the evidence or the review found one
 unsupported or contradicted; `confidence_note` says why ("" when it is the report's own).
-`check_run` is what the loop calls once a report is accepted, with the run's records.
+`check_run` is what the loop calls once a report is accepted, with the run's records;
+`check_answer` the same for a follow-up's answer (and the revised report it may carry), which
+is claim-checked and given its blind spots but not reviewed.
 """
 
 from triage_agent import prompts
 from triage_agent.verify import blind_spots, claims, review
 
 LOWER = {"high": "medium", "medium": "low", "low": "low"}
+
+
+def check_answer(run) -> dict:
+    """The verification of a follow-up's accepted answer: its text (and a revised report's)
+    against every result the run and its follow-ups saw; the question counts as given."""
+    answer = run.outcome.answer
+    texts = [("answer", answer.get("answer"))] if isinstance(answer.get("answer"), str) else []
+    if answer.get("report_changed") and isinstance(answer.get("report"), dict):
+        texts += [("report." + where, text)
+                  for where, text in claims.report_texts(answer["report"])]
+    given = [prompts.SYSTEM_PROMPT] + [b.get("text", "") for m in run.messages
+                                       if m["role"] == "user" for b in m["content"]
+                                       if b.get("type") == "text"]
+    offered = [e["name"] for e in run.toolset.by_api_name.values() if e["kind"] == "server"]
+    try:
+        checks = claims.check_claims(texts, run.ledger.results, given=given)
+        spots = blind_spots.find_blind_spots(
+            run.entries, results=run.ledger.results, calls=run.ledger.calls, offered=offered,
+            symptom=run.symptom, namespaces=run.policy.namespaces)
+    except Exception as exc:  # as in check_run: a checker's bug costs the answer nothing
+        checks = {"checked": 0, "unsupported": []}
+        spots = [f"the loop's checks failed ({type(exc).__name__}: {exc}): verify by hand"]
+    return verification(answer.get("report") or {}, checks, spots, None,
+                        "a follow-up's answer is checked by code, not reviewed")
 
 
 def check_run(run, *, reviewing) -> dict:

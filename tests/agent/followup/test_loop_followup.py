@@ -115,3 +115,15 @@ def test_the_stored_conversation_is_cleared_down_to_fit_the_budget():
     assert "result cleared from the conversation" in pods["content"][0]["text"]
     assert [e["decision"] for e in recorder.audits][0] == "context_cleared"
     assert outcome.grounding_warnings == []   # a cleared result's quote still verifies
+
+
+def test_an_answer_is_claim_checked_like_a_report():
+    session = finished_run()
+    supported, _, _ = follow_up(session, response("tool_use", answer_call()))
+    assert supported.verification["claims"]["unsupported"] == []
+    assert supported.verification["reviewed"] is False
+    wrong = answer_call(answer="It ended with exit code 143 since image checkout:v9.9.9 rolled out.")
+    outcome, _, _ = follow_up(session, response("tool_use", wrong))
+    tokens = [c["token"] for c in outcome.verification["claims"]["unsupported"]]
+    assert "checkout:v9.9.9" in " ".join(tokens) and any("143" in t for t in tokens)
+    assert all(c["where"] == "answer" for c in outcome.verification["claims"]["unsupported"])
