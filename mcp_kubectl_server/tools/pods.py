@@ -32,11 +32,14 @@ NAMESPACE_UNVERIFIED = "could not check whether namespace"  # the agent's prefli
 
 TOOLS = [
     Tool("get_pods", "List pods",
-         "List the pods of one namespace, one line per pod: phase, init state (Init:CrashLoopBackOff, "
-         "Init:1/2), ready x/y, restarts, the pod's own reason (Evicted) and message, the current "
-         "waiting/terminated reason and message, the last termination reason and exit code, node, age. "
-         "Unhealthy pods come first. Start an investigation here. Large namespaces are cut off; narrow "
-         "them with a label selector (e.g. app=checkout). Use describe_pod for one pod's full detail.",
+         "List the pods of one namespace. A pod that is not healthy or has restarted gets a line: "
+         "phase, init state (Init:CrashLoopBackOff, Init:1/2), ready x/y, restarts, the pod's own "
+         "reason (Evicted) and message, the current waiting/terminated reason and message, the last "
+         "termination reason and exit code, node, age; unhealthy pods come first, and the pods of one "
+         "owner in the same state say it once (\"(state as above)\"). Healthy pods are counted by "
+         "owner (ReplicaSet, Job, ...), named when few. Start an investigation here. Large namespaces "
+         "are cut off; narrow them with a label selector (e.g. app=checkout). Use describe_pod for one "
+         "pod's full detail.",
          {"namespace": NAMESPACE,
           "selector": {"type": "string", "pattern": SELECTOR_PATTERN, "maxLength": SELECTOR_MAX,
                        "description": "Optional label selector, e.g. app=checkout or app=web,tier!=db."}},
@@ -99,8 +102,11 @@ def pod_list_item(pod):
     if not isinstance(pod, dict):
         return None
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    return {"metadata": {key: meta[key] for key in ("name", "labels", "creationTimestamp",
-                                                    "deletionTimestamp") if key in meta},
+    owners = [{k: r[k] for k in ("kind", "name", "controller") if k in r}
+              for r in meta.get("ownerReferences") or [] if isinstance(r, dict)]
+    return {"metadata": {**{key: meta[key] for key in ("name", "labels", "creationTimestamp",
+                                                       "deletionTimestamp") if key in meta},
+                         **({"ownerReferences": owners} if owners else {})},
             "spec": {"nodeName": spec.get("nodeName"),
                      **{key: [{"name": c.get("name")} for c in spec.get(key) or [] if isinstance(c, dict)]
                         for key in ("containers", "initContainers")}},
