@@ -77,7 +77,7 @@ def pod_is_healthy(pod):
             and len(statuses) >= wanted and all(s.get("ready") for s in statuses))
 
 
-def _unsaid(message, pod_name, container):
+def unsaid(message, pod_name, container):
     """`message` without what its line already says: ` pod=NAME...` (the kubelet adds the pod's
     namespace and uid) and ` container=NAME`."""
     message = re.sub(r"\s*\bpod=" + re.escape(pod_name) + r"\S*", "", message or "")
@@ -96,7 +96,7 @@ def _problem_words(pod):
         kind, reason, message, code = state_words(picked.get("state"))
         label = "init_container" if picked.get("name") in inits else "container"
         words.append(f"{label}={picked.get('name', '?')} state={kind or 'unknown'}")
-        message = _unsaid(message, (pod.get("metadata") or {}).get("name", "?"), picked.get("name", "?"))
+        message = unsaid(message, (pod.get("metadata") or {}).get("name", "?"), picked.get("name", "?"))
         words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160, keep_end=True)
     elif not status.get("reason"):
         for cond in status.get("conditions") or []:
