@@ -1,10 +1,11 @@
 """describe_pod digest: one pod's JSON (+ owner chain and events) -> one fact per line.
 
 Lines start with a stable prefix (`pod`, `node`, `owner`, `labels`, `annotation`, `conditions`
-(those with nothing to explain, on one line), `condition`,
-`scheduling`, `init_container NAME ...`, `container NAME ...`, `volume`, `event`) so a reader can
-grep them. An event line leaves out the pod it is about (the pod described). The `scheduling` lines (scheduling.py) say the pod's constraints and, for a pod not
-yet placed, which one no node satisfies (the nodes are read only then).
+(those with nothing to explain, on one line), `condition`, `scheduling`, `init_container NAME
+...`, `container NAME ...`, `volume`, `event`) so a reader can grep them. An event line leaves
+out the pod it is about (the pod described). The `scheduling` lines (scheduling.py) say the
+pod's constraints and, for a pod not yet placed, which one no node satisfies (the nodes are read
+only then).
 Annotation values are cut short and, like everything, redacted on the way out. Environment variables appear by NAME only: a literal value is
 never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
 """

@@ -7,8 +7,8 @@ kubelet's back-off message carries both). Healthy pods (Running with every conta
 no restarts, or Succeeded) are counted by owner, one line each, naming them only when few:
 
     pods in namespace prod: 5 total, 2 not healthy (listed first)
-    checkout-6f8d-m4q9z phase=Running ready=0/1 restarts=45 container=checkout state=waiting ...
-    checkout-6f8d-x7k2p phase=Running ready=0/1 restarts=47 (state as above) node=node-b age=4h
+    checkout-6f8d-x7k2p phase=Running ready=0/1 restarts=47 container=checkout state=waiting ...
+    checkout-6f8d-m4q9z phase=Running ready=0/1 restarts=45 (state as above) node=node-c age=4h
     healthy (Running, all containers ready, no restarts), by owner:
     frontend-74b9: 3 pods age=6d nodes=node-a,node-b,node-c: frontend-74b9-7wlqb ...
 
@@ -155,7 +155,8 @@ def owner(pod):
 
 def _settled(pod):
     """The phase of a pod get_pods counts instead of listing (no restarts, healthy), or None."""
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    status = pod.get("status") or {}
+    statuses = (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or [])
     if not pod_is_healthy(pod) or any(s.get("restartCount") for s in statuses):
         return None
     return (pod.get("status") or {}).get("phase")
