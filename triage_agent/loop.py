@@ -153,7 +153,8 @@ class _Run:
     def prepare_request(self, step):
         """The request for this step, old results cleared first when it would pass the budget."""
         def build():
-            return turns.build_request(self.settings, self.toolset, self.messages)
+            return turns.build_request(self.settings, self.toolset, self.messages,
+                                       anchors=self.keeper.anchors)
 
         def describe(use_id):
             return describe_call(*self.ledger.calls[use_id])

@@ -161,7 +161,7 @@ def test_a_tail_that_cuts_the_key_off_still_hides_the_value(secrets_server, case
     assert secret in redact("\n".join(lines[-tail:])), "the case must need the margin"
     text, is_error = secrets_server.call("get_logs", {"namespace": "prod", "name": "leaky-tail",
                                                       "container": container, "tail": tail})
-    assert not is_error and f"{tail} lines (tail={tail})" in text, text
+    assert not is_error and f"{tail} line{'s' * (tail != 1)} (tail={tail})" in text, text
     assert secret not in text and "[REDACTED]" in text and lines[-1].split()[0] in text
 
 
