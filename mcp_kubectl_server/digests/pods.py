@@ -4,7 +4,8 @@ get_pods says each thing once. A pod that is not healthy or has restarted gets i
 (unhealthy first); of pods of one owner in the same state the first says the state and the
 others "(state as above)", and a message never repeats the pod or container its line names (the
 kubelet's back-off message carries both). Healthy pods (Running with every container ready and
-no restarts, or Succeeded) are counted by owner, one line each, naming them only when few:
+no restarts, or Succeeded) are counted by owner, one line each, with the youngest age first
+and naming them (with their own ages when those differ) only when few:
 
     pods in namespace prod: 5 total, 2 not healthy (listed first)
     checkout-6f8d-x7k2p phase=Running ready=0/1 restarts=47 container=checkout state=waiting ...
@@ -193,12 +194,16 @@ def _counted_lines(pods, now):
         if phase not in phases:
             phases.add(phase)
             lines.append((SETTLED.get(phase, f"{phase}, by owner:"), []))
-        ages = sorted({age((p.get("metadata") or {}).get("creationTimestamp"), now) for p in group})
+        # youngest first: a pod that just replaced another shows at the head of the range
+        made = sorted(((p.get("metadata") or {}).get("creationTimestamp") or "",
+                       (p.get("metadata") or {}).get("name", "?")) for p in group)[::-1]
+        ages = {pod: age(created, now) for created, pod in made}
+        spread = list(dict.fromkeys(ages.values()))
         nodes = sorted({(p.get("spec") or {}).get("nodeName") or "none" for p in group})
-        names = sorted((p.get("metadata") or {}).get("name", "?") for p in group)
         words = [f"{name}: {len(group)} pod{'s' * (len(group) > 1)}",
-                 f"age={','.join(ages)}" if len(ages) <= 2 else f"ages={len(ages)}",
+                 f"age={spread[0]}" if len(spread) == 1 else f"ages={spread[0]}..{spread[-1]}",
                  f"nodes={','.join(nodes)}" if len(nodes) <= NODES_MAX else f"nodes={len(nodes)}"]
+        names = [pod if len(spread) == 1 else f"{pod}({ages[pod]})" for pod in sorted(ages)]
         line = " ".join(words) + (": " + " ".join(names) if len(names) <= NAMES_MAX else "")
         lines.append((one_line(line, 1000), group))
     return lines

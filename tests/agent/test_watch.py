@@ -370,3 +370,23 @@ def test_a_rollout_with_more_pods_than_listed_completes_on_its_replicaset_s_coun
     cut = text.replace("ready=40 created", "ready=35 created")
     found = watch.watch_action(ROLLBACK, Tools(t, lambda *_: cut), t.settings(timeout=10))
     assert found.state == "not_recovered"
+
+
+def test_get_pods_counted_lines_and_shared_states_are_read_as_pods():
+    text = "\n".join([
+        "pods in namespace prod: 7 total, 2 not healthy (listed first)",
+        'api-6d4c9f8b7d-b3t6j phase=Pending ready=0/1 restarts=0 condition=PodScheduled '
+        'reason=Unschedulable message="0/3 nodes are available" node=none age=50m',
+        "api-6d4c9f8b7d-z5k8w phase=Pending ready=0/1 restarts=0 (state as above) node=none age=2s",
+        "healthy (Running, all containers ready, no restarts), by owner:",
+        "web-74b9c5d6f8: 3 pods ages=12s..6d nodes=node-a,node-b: web-74b9c5d6f8-7wlqb(6d) "
+        "web-74b9c5d6f8-d4t6m(12s) web-74b9c5d6f8-lzbqm(6d)",
+        "db-5f6b7c8d9b: 9 pods ages=40s..6d nodes=3"])
+    pods = {p.name: p for p in looks.parse_pods(text)}
+    assert looks.failure(pods["api-6d4c9f8b7d-z5k8w"]) == "cannot be scheduled"
+    assert "0/3 nodes are available" in pods["api-6d4c9f8b7d-z5k8w"].line
+    young = pods["web-74b9c5d6f8-d4t6m"]
+    assert young.healthy and young.age == "12s" and young.group == "web-74b9c5d6f8"
+    assert pods["web-74b9c5d6f8-7wlqb"].age == "6d"
+    counted = pods["db-5f6b7c8d9b"]   # too many to name: one pod stands for the youngest
+    assert counted.healthy and counted.age == "40s" and counted.group == "db-5f6b7c8d9b"

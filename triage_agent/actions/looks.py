@@ -6,7 +6,14 @@ Our server's get_pods and describe_workload print one line per pod,
          message="..." last_state=terminated last_reason=Error last_exit_code=1 node=n age=4h
     pod NAME phase=Pending ready=0/1 restarts=0 condition=PodScheduled reason=Unschedulable ...
 
-and describe_workload a Deployment's counts and ReplicaSets,
+get_pods counts healthy pods by owner instead, naming them only when few,
+
+    checkout-6f8d9c7b5d: 3 pods ages=12s..6d nodes=node-a,node-b: checkout-6f8d9c7b5d-x7k2p(12s) ...
+    checkout-6f8d9c7b5d: 5 pods ages=12s..6d nodes=3
+
+(each such pod, or the unnamed group as one pod standing for its youngest, is a healthy
+PodLine with `group` set to its owner), and describe_workload a Deployment's counts and
+ReplicaSets,
 
     replicas desired=2 updated=2 ready=0 available=0
     revision 2 ReplicaSet/checkout-6f8d9c7b5d images=... desired=2 ready=0 created=...
@@ -41,6 +48,7 @@ class PodLine:
     last_reason: str = ""
     age: str = ""
     line: str = ""
+    group: str = ""           # a healthy pod get_pods counted under this owner (no line of its own)
 
     @property
     def healthy(self) -> bool:
@@ -98,9 +106,42 @@ def parse_pod(line) -> "PodLine | None":
     return pod
 
 
+COUNTED = re.compile(r"^(?P<owner>[a-z0-9][-a-z0-9.]*): \d+ pods? (?:age=(?P<age>\S+)|"
+                     r"ages=(?P<youngest>[^.\s]+)\.\.\S+) nodes=\S+(?:: (?P<names>.+))?$")
+NAMED = re.compile(r"^(?P<name>[a-z0-9][-a-z0-9.]*?)(?:\((?P<age>[0-9dhms]+)\))?$")
+
+
+def parse_counted(line) -> list:
+    """The healthy pods of one counted line of get_pods (see the module docstring), or []."""
+    found = COUNTED.match(line.strip())
+    if not found:
+        return []
+    owner, youngest = found.group("owner"), found.group("age") or found.group("youngest")
+    pods = []
+    for word in (found.group("names") or "").split():
+        named = NAMED.match(word)
+        if named:
+            pods.append(PodLine(name=named.group("name"), phase="Running", ready=(1, 1),
+                                age=named.group("age") or youngest, line=line.strip(), group=owner))
+    return pods or [PodLine(name=owner, phase="Running", ready=(1, 1), age=youngest,
+                            line=line.strip(), group=owner)]
+
+
 def parse_pods(text) -> list:
-    """Every pod line in a tool result."""
-    return [pod for pod in map(parse_pod, str(text).splitlines()) if pod is not None]
+    """Every pod a tool result shows: its own lines, and get_pods' counted healthy pods. A line
+    that says "(state as above)" has the reasons of the line before it (the same owner's)."""
+    pods, before = [], None
+    for line in str(text).splitlines():
+        pod = parse_pod(line)
+        if pod is None:
+            pods += parse_counted(line)
+            continue
+        if "(state as above)" in line and before is not None:
+            pod.reasons, pod.last_reason = before.reasons, before.last_reason
+            pod.line += f" [the state on the line above: {before.line}]"
+        pods.append(pod)
+        before = pod
+    return pods
 
 
 def parse_rollout(text) -> Rollout:

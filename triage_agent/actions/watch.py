@@ -183,8 +183,8 @@ class _Watch:
             return young + 1 if seconds is None else seconds
         fresh = sorted((p for p in pods
                         if (p.name == self.target if same_name else
-                            p.name != self.target and looks.owner_prefix(p.name)[0] == owner)
-                        and age(p) <= young), key=age)   # the youngest first
+                            p.name != self.target and (p.group or looks.owner_prefix(p.name)[0])
+                            == owner) and age(p) <= young), key=age)   # the youngest first
         if not fresh:
             self.progress(f"waiting for a replacement of {self.target}")
             self.status = f"no replacement of {self.target} (owner {owner}) has appeared"

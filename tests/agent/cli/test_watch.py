@@ -89,7 +89,7 @@ def test_a_restart_that_cannot_fix_it_is_not_recovered_with_the_crash(kube_sim, 
 def test_a_deleted_pod_whose_replacement_is_ready_is_recovered(kube_sim, tmp_path):
     sim = kube_sim("crashloop", pod_start_delay=0.2)
     code, outcome, screen = run_watch(sim, tmp_path, "delete_pod", "frontend-74b9c5d6f8-d4t6m",
-                                      "frontend-74b9c5d6f8-d4t6m phase=Running ready=1/1")
+                                      "frontend-74b9c5d6f8: 3 pods age=6d")
     assert code == 0, screen
     found = verification(outcome)
     assert found["state"] == "recovered", found

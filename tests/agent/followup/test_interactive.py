@@ -67,8 +67,8 @@ def test_questions_at_the_prompt_then_an_empty_line_ends(shared_sim, tmp_path):
                                    responses("crashloop") + responses("followup-other-replica")}))
     code, stdout, screen = run_interactive(
         [SYMPTOM, "--namespaces", "prod", "--replay", str(fixture), "--kubeconfig",
-         sim.kubeconfig, "--session", str(session), "--interactive"],
-        [b"what about the other replica?\n", b"\n"])
+         sim.kubeconfig, "--session", str(session), "--interactive", "--verify"],
+        [b"what about the other replica?\n", b"\n"])   # --verify: the fixture's review answer
     assert code == 0, screen
     assert "SEVERITY: HIGH" in stdout and "ANSWER (follow-up 1)" in stdout
     assert screen.count("follow-up> ") == 2 and "[step 1/6] get_logs" in screen
@@ -83,7 +83,7 @@ def test_ctrl_c_ends_the_follow_up_only_and_ctrl_d_the_prompt(shared_sim, tmp_pa
         served = fake.handle
 
         def handle(handler):   # the follow-up's first request waits: ^C comes meanwhile
-            if len(fake.requests) == 4:
+            if len(fake.requests) == 5:   # four of the run, its review, then the follow-up
                 arrived.set()
                 release.wait(30)
             return served(handler)

@@ -133,7 +133,8 @@ def test_the_answer_s_schema_and_report_rules():
     assert "required when report_changed" in answer.answer_problems(
         reply(report_changed=True))[0]
     stale = json.loads((ROOT / "fixtures/replay/crashloop.json").read_text())
-    full = stale["responses"][-1]["content"][-1]["input"]
+    full = next(block["input"] for r in stale["responses"] for block in r["content"]
+                if block.get("name") == "write_report")   # the fixture ends with a review
     assert "only with report_changed true" in answer.answer_problems(reply(report=full))[0]
     assert answer.answer_problems("text") == ["answer: expected a JSON object"]
     assert answer.answer_problems({"answer": "x"})   # evidence and report_changed missing
