@@ -15,6 +15,7 @@ one caller). The connection class is in unixhttp.py.
 """
 
 import copy
+import http.client
 import json
 import re
 import socket
@@ -27,6 +28,7 @@ from mcp_kubectl_server.read.proxy import Proxy, ProxyError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 LIST_PAGE = 500
+LINE_BYTES = 64 * 1024  # stream_lines cuts a longer line there
 _PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
 # A Prometheus endpoint behind a service proxy (read/prometheus.py builds these; proxy.py opens them)
 _SERVICE_PATH = re.compile(r"/api/v1/namespaces/[a-z0-9-]+/services/[a-z0-9-]+:[a-z0-9-]+/proxy/api/v1/"
@@ -159,6 +161,38 @@ class Reader:
         """One GET of a text body (logs: pass tailLines/limitBytes so the server cuts it)."""
         return self._get(path, query, max_bytes=max_bytes).decode("utf-8", "replace")
 
+    def stream_lines(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
+        """One GET of a text body, yielded line by line as it arrives (str, newline dropped; a
+        line past `line_bytes` cut there), never held whole; stops after `max_bytes`. Leaving the
+        loop early drops the connection (the rest of the body is still on the wire). Raises
+        ReadError as get_text does, also for a stream that breaks or runs past the call's time."""
+        response = self._get(path, query, max_bytes=max_bytes, stream=True)
+        read, count, finished = 0, 0, False
+        try:
+            while read < max_bytes:
+                count += 1
+                if not count & 1023:  # now and then: a cancelled or overdue call stops here
+                    self._check_cancelled()
+                    self._remaining()
+                line = response.readline(min(line_bytes, max_bytes - read))
+                if not line:
+                    finished = True
+                    break
+                read += len(line)
+                if line[-1:] != b"\n":
+                    read += _skip_rest_of_line(response, max_bytes - read) if len(line) == line_bytes else 0
+                yield line.rstrip(b"\r\n").decode("utf-8", "replace")
+        except (OSError, http.client.HTTPException) as exc:
+            self._channel.drop()
+            self._check_cancelled()
+            if isinstance(exc, TimeoutError):
+                raise ReadError(_timeout_text(self.timeout)) from None
+            raise ReadError(f"the log stream broke off ({type(exc).__name__}); try again or narrow"
+                            " the window") from None
+        finally:
+            if not finished or response.will_close:
+                self._channel.drop()
+
     def get_service(self, path, query, *, max_bytes):
         """One GET of a Prometheus endpoint behind the service proxy (`query` already encoded) ->
         (status, content type, body) whatever the status: its caller reads Prometheus' errors."""
@@ -180,7 +214,7 @@ class Reader:
             raise ValueError(f"this server does not read Secrets: {path!r}")
         return _parse_json(self._get(path, None, max_bytes=SECRET_MAX_BYTES, secret=True), path)
 
-    def _get(self, path, query, *, max_bytes, raw=False, secret=False):
+    def _get(self, path, query, *, max_bytes, raw=False, secret=False, stream=False):
         if not raw and not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
         if _SECRETS.match(path) and not secret:  # the one way in is get_secret()
@@ -196,6 +230,8 @@ class Reader:
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()
+                if stream and response.status == 200:
+                    return response  # stream_lines reads the body
                 body = _read_up_to(response, max_bytes + 1)
             except ProxyError as exc:
                 raise ReadError(str(exc)) from None
@@ -249,6 +285,17 @@ class Reader:
                     " the operator should check kubectl and the cluster connection")
         return (f"the kubectl proxy stopped answering, also after one restart ({type(exc).__name__}:"
                 f" {exc}); its stderr: {tail}; try again later")
+
+
+def _skip_rest_of_line(response, limit):
+    """Read past the rest of an overlong line (at most `limit` bytes); the bytes read."""
+    skipped = 0
+    while skipped < limit:
+        part = response.readline(min(LINE_BYTES, limit - skipped))
+        skipped += len(part)
+        if not part or part[-1:] == b"\n":
+            break
+    return skipped
 
 
 def _read_up_to(response, limit):

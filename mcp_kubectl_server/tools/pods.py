@@ -298,9 +298,7 @@ def get_logs(reader, args):
             return plain
         raise
     capped = len(raw.encode("utf-8", "replace")) >= READ_LIMIT_BYTES
-    # A log line shaped like a frame marker could fake the end of the data: mark it as log text.
-    lines = ["(log) " + ln if ln.strip().startswith("---") and ln.strip().endswith("---") else ln
-             for ln in _tail_lines(redact(clean_log_text(raw)), tail, capped=capped)]
+    lines = _tail_lines(redact(clean_log_text(raw)), tail, capped=capped)
     which = "previous (crashed) instance" if args.get("previous") else "current instance"
     head = (f"logs of pod {args['namespace']}/{args['name']}"
             + (f" container {args['container']}" if args.get("container") else "")
@@ -310,6 +308,14 @@ def get_logs(reader, args):
                  " ask again with a smaller tail")
     if not lines:
         return _explain(reader, args, pod) or head + "\n(the container has written no log lines)"
+    return frame_log(head, lines)
+
+
+def frame_log(head, lines):
+    """`head`, then log lines between the frame markers (get_logs and search_logs both frame here).
+    A log line shaped like a frame marker could fake the end of the data: it is marked as log text."""
+    lines = ["(log) " + ln if ln.strip().startswith("---") and ln.strip().endswith("---") else ln
+             for ln in lines]
     return "\n".join([head, LOG_BEGIN, *lines, LOG_END])
 
 

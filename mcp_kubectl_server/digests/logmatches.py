@@ -1,0 +1,99 @@
+"""Pattern matches across many containers' logs, with context, kept within bounds.
+
+`MatchScan` is fed every line of every container (begin / line / end), in each container's
+order, and keeps per container the lines scanned, the lines matched and the times of the first
+and last match, and overall at most `max_matches` groups (a match with its `context` lines
+around it; matches closer than that share a group), the newest. It never holds a log: a ring of
+the last few lines and the groups it keeps.
+
+A line counts as a match only when the pattern still matches it after redaction, so a pattern
+cannot probe a secret's value by whether it matches. `render_groups` redacts each group with the
+REDACT_MARGIN lines before it (a `password:` key over its value still hides the value), then
+shows `POD/CONTAINER TIME: line` for a match and `POD/CONTAINER TIME- line` for context, as grep
+marks them, the newest last.
+"""
+
+import collections
+
+from mcp_kubectl_server.redact import redact
+
+REDACT_MARGIN = 8
+LINE_CHARS = 1000
+
+
+class MatchScan:
+    """One search's matches (see the module docstring); `clock` is a logpattern.MatchClock."""
+
+    def __init__(self, regex, clock, *, context, max_matches):
+        self.regex, self.clock, self.context = regex, clock, context
+        self.groups = collections.deque(maxlen=max_matches)
+        self.stats = []  # [where, scanned, matched, first stamp, last stamp] per container
+        self._ring = collections.deque(maxlen=context + REDACT_MARGIN)
+        self._open = None  # the group still taking lines after its last match
+        self._after = 0
+
+    def begin(self, where):
+        self._ring.clear()
+        self._open, self._after = None, 0
+        self.stats.append([where, 0, 0, None, None])
+
+    def line(self, stamp, text):
+        stat = self.stats[-1]
+        stat[1] += 1
+        text = text[:LINE_CHARS]
+        if self.clock.search(self.regex, text) and self._still_matches(text):
+            stat[2] += 1
+            stat[3] = stat[3] or stamp
+            stat[4] = stamp
+            if self._open is None:
+                self._open = {"where": stat[0], "lines": [], "margin": list(self._ring)[-REDACT_MARGIN - self.context:]}
+                margin = self._open["margin"]
+                cut = max(len(margin) - self.context, 0)
+                self._open["lines"] = [(s, t, False) for s, t in margin[cut:]]
+                self._open["margin"] = margin[:cut]
+                self.groups.append(self._open)
+            self._open["lines"].append((stamp, text, True))
+            self._after = self.context
+        elif self._open is not None:
+            self._open["lines"].append((stamp, text, False))
+            self._after -= 1
+        if self._open is not None and self._after <= 0:
+            self._open = None
+        self._ring.append((stamp, text))
+
+    def end(self):
+        self._open = None
+
+    def _still_matches(self, text):
+        hidden = redact(text)
+        return hidden == text or self.regex.search(hidden) is not None
+
+    def matched(self):
+        return sum(stat[2] for stat in self.stats)
+
+
+def render_groups(groups):
+    """The shown lines of `groups`, oldest first by their first match, each group redacted whole."""
+    out = []
+    ordered = sorted(groups, key=lambda g: next(s for s, _, m in g["lines"] if m))
+    for number, group in enumerate(ordered):
+        if number and group_gap(group):
+            out.append("--")
+        margin = [t for _, t in group["margin"]]
+        shown = group["lines"]
+        hidden = redact("\n".join(margin + [t for _, t, _ in shown])).split("\n")
+        texts = hidden[len(margin):] if len(hidden) == len(margin) + len(shown) else [
+            redact(t) for _, t, _ in shown]
+        for (stamp, _, is_match), text in zip(shown, texts):
+            out.append(f"{group['where']} {short_stamp(stamp)}{':' if is_match else '-'} {text}")
+    return out
+
+
+def group_gap(group):
+    """True when the group has context lines (groups are then separated by --, as grep does)."""
+    return any(not is_match for _, _, is_match in group["lines"])
+
+
+def short_stamp(stamp):
+    """2026-12-07T19:49:47.150077105Z -> 2026-12-07T19:49:47Z (the kubelet's stamp to the second)."""
+    return stamp[:19] + "Z" if len(stamp) >= 19 and stamp[10:11] == "T" else stamp or "time=unknown"

@@ -1,0 +1,136 @@
+"""The model's search pattern: checked before use, and matched within a time bound.
+
+A pattern is untrusted input. `check_pattern` refuses what Python's backtracking matcher can
+take exponential or unbounded time on, with a sentence saying how to rewrite it:
+backreferences (\\1, (?P=name)), lookarounds ((?=..), (?!..), (?<=..), (?<!..)), conditionals,
+and a repeated group that holds a repeat or an alternation ((a+)+, (a|aa)*, (\\w+\\s?)*). What is
+left is still polynomial on a long line (a.*b.*c.*d), so matching is also bounded in time:
+`MatchClock` gives each call a budget of seconds. On the main thread (the server's, where tool
+calls run) a timer interrupts a single search that runs past it; elsewhere the budget is checked
+between lines. Either way the caller learns that it stopped and says so.
+"""
+
+import re
+import signal
+import threading
+import time
+
+try:  # the parser behind re.compile: re._parser from 3.11, sre_parse before
+    from re import _parser as sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse
+
+PATTERN_MAX = 200
+_C = sre_parse  # opcode names live on the parser module in every supported version
+_REPEATS = {_C.MAX_REPEAT, _C.MIN_REPEAT} | ({_C.POSSESSIVE_REPEAT} if hasattr(_C, "POSSESSIVE_REPEAT") else set())
+_REWRITE = {
+    "backreference": "backreferences (\\1, (?P=name)) are not supported: search for the literal text",
+    "lookaround": "lookarounds ((?=...), (?!...), (?<=...), (?<!...)) are not supported: match the "
+                  "text itself, or search twice",
+    "conditional": "conditional groups (?(1)...) are not supported",
+    "nested": "a repeated group may not hold a repeat or an alternation ((a+)+, (a|aa)*, (\\w+ )*): "
+              "repeat a character class instead ([a-z ]+), or list the alternatives without repeating "
+              "them (error|fatal)",
+}
+
+
+class MatchTimeError(Exception):
+    """A search ran past the call's matching budget."""
+
+
+def check_pattern(field, value):
+    """A message the model can act on, or None when `value` is a pattern this server runs."""
+    if not isinstance(value, str) or not value:
+        return f"{field}: must be a non-empty regular expression"
+    if len(value) > PATTERN_MAX:
+        return f"{field}: at most {PATTERN_MAX} characters, got {len(value)}"
+    try:
+        parsed = sre_parse.parse(value)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"{field}: not a valid regular expression ({exc}); escape literal ( [ + * ? with a backslash"
+    problem = _unsafe(parsed, inside_repeat=False)
+    return f"{field}: {_REWRITE[problem]}" if problem else None
+
+
+def _unsafe(items, *, inside_repeat):
+    """The kind of problem in a parsed (sub)pattern, or None."""
+    for op, av in items:
+        if op in (_C.GROUPREF,):
+            return "backreference"
+        if op in (_C.ASSERT, _C.ASSERT_NOT):
+            return "lookaround"
+        if op is _C.GROUPREF_EXISTS:
+            return "conditional"
+        if op in _REPEATS:
+            low, high, body = av
+            if inside_repeat and high > 1:
+                return "nested"
+            problem = _unsafe(body, inside_repeat=inside_repeat or high > 1)
+            if problem:
+                return problem
+        elif op is _C.BRANCH:
+            if inside_repeat:
+                return "nested"
+            for branch in av[1]:
+                problem = _unsafe(branch, inside_repeat=inside_repeat)
+                if problem:
+                    return problem
+        elif op is _C.SUBPATTERN:
+            problem = _unsafe(av[-1], inside_repeat=inside_repeat)
+            if problem:
+                return problem
+        elif op is getattr(_C, "ATOMIC_GROUP", None):
+            problem = _unsafe(av, inside_repeat=inside_repeat)
+            if problem:
+                return problem
+    return None
+
+
+def compile_pattern(value, *, ignore_case):
+    """The compiled pattern (check_pattern passed)."""
+    return re.compile(value, re.IGNORECASE if ignore_case else 0)
+
+
+class MatchClock:
+    """A call's matching budget. Use as a context manager around the scan; call `search(regex,
+    line)` for each line and `expired()` between lines. `search` raises MatchTimeError when the
+    budget is spent."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self._matching = False
+        self._timer = False
+        self._previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            try:
+                self._previous = signal.signal(signal.SIGALRM, self._alarm)
+                signal.setitimer(signal.ITIMER_REAL, max(self.seconds, 0.001))
+                self._timer = True
+            except (ValueError, OSError):
+                self._timer = False
+        return self
+
+    def __exit__(self, *exc):
+        self._matching = False
+        if self._timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+        return False
+
+    def _alarm(self, signum, frame):
+        self.deadline = 0.0  # expired() says so from now on
+        if self._matching:
+            raise MatchTimeError()
+
+    def search(self, regex, line):
+        self._matching = True
+        try:
+            return regex.search(line)
+        finally:
+            self._matching = False
+
+    def expired(self):
+        return time.monotonic() >= self.deadline
