@@ -163,9 +163,10 @@ class Reader:
 
     def stream_lines(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
         """One GET of a text body, yielded line by line as it arrives (str, newline dropped; a
-        line past `line_bytes` cut there), never held whole; stops after `max_bytes`. Leaving the
-        loop early drops the connection (the rest of the body is still on the wire). Raises
-        ReadError as get_text does, also for a stream that breaks or runs past the call's time."""
+        line past `line_bytes` cut there), never held whole. Leaving the loop early drops the
+        connection (the rest of the body is still on the wire). Raises ReadError as get_text
+        does: for a body longer than `max_bytes` (pass limitBytes below it), a stream that
+        breaks, or one that runs past the call's time."""
         response = self._get(path, query, max_bytes=max_bytes, stream=True)
         read, count, finished = 0, 0, False
         try:
@@ -182,6 +183,11 @@ class Reader:
                 if line[-1:] != b"\n":
                     read += _skip_rest_of_line(response, max_bytes - read) if len(line) == line_bytes else 0
                 yield line.rstrip(b"\r\n").decode("utf-8", "replace")
+            else:
+                if response.read(1):  # a server that ignored limitBytes: as _get says of a body
+                    raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped:"
+                                    " narrow the query (a smaller tail, a shorter window)")
+                finished = True
         except (OSError, http.client.HTTPException) as exc:
             self._channel.drop()
             self._check_cancelled()

@@ -22,7 +22,7 @@ from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes
 from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.read.reader import ReadError, resource_path
 from mcp_kubectl_server.tools.pods import frame_log, pod_list_item
-from mcp_kubectl_server.tools.spec import NAMESPACE, POD, Tool
+from mcp_kubectl_server.tools.spec import NAMESPACE, POD, Tool, check_flag, whole_number
 from mcp_kubectl_server.tools.workloads import PATHS, _selector_query
 from mcp_kubectl_server.validate import DNS1123_LABEL, SELECTOR_MAX, SELECTOR_PATTERN, check_subdomain
 
@@ -36,18 +36,6 @@ CONTEXT_MAX = 5
 MATCHES_DEFAULT, MATCHES_MAX = 50, 200
 _KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 _KIND_NAME = re.compile(r"((?i:deployment|statefulset|daemonset|job|cronjob))/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)")
-
-
-def whole(low, high):
-    def check(name, value):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            return f"{name}: must be a whole number from {low} to {high}, got {value!r:.40}"
-        return None
-    return check
-
-
-def check_flag(name, value):
-    return None if isinstance(value, bool) else f"{name}: must be true or false, got {value!r:.40}"
 
 
 def check_kind_name(name, value):
@@ -97,8 +85,8 @@ TOOLS = [
                                          f"{MATCHES_MAX}); every match is counted."}},
          ("namespace",),
          checks={"pod": check_subdomain, "workload": check_kind_name, "pattern": check_pattern,
-                 "ignore_case": check_flag, "since_minutes": whole(1, SINCE_MAX),
-                 "context_lines": whole(0, CONTEXT_MAX), "max_matches": whole(1, MATCHES_MAX)}),
+                 "ignore_case": check_flag, "since_minutes": whole_number(1, SINCE_MAX),
+                 "context_lines": whole_number(0, CONTEXT_MAX), "max_matches": whole_number(1, MATCHES_MAX)}),
 ]
 
 
@@ -191,7 +179,7 @@ def scan_container(reader, ns, pod, container, previous, args, feed):
     if previous:
         query["previous"] = "true"
     lines = size = 0
-    for raw in reader.stream_lines(_core(ns, "pods", pod, "log"), query, max_bytes=MAX_BYTES):
+    for raw in reader.stream_lines(_core(ns, "pods", pod, "log"), query, max_bytes=MAX_BYTES + 65536):
         stamp, _, text = raw.partition(" ")
         feed(stamp, clean_log_text(text) if "\x1b" in text or "\r" in text else text)
         lines += 1

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from mcp_kubectl_server.tools.pods import READ_LIMIT_BYTES
+from mcp_kubectl_server.tools.pods import STREAM_LIMIT_BYTES
 from tests.server.test_protocol import POD_LIST, serve
 from tests.support.api_stub import ApiStub, Rule
 from tests.support.server_support import ServerProcess
@@ -61,9 +61,9 @@ def test_a_body_without_end_is_stopped_at_the_cap():
     with ApiStub([Rule("/log", endless=True)]) as endless:
         server = serve(endless, "--timeout", "60", "--quiet")
         server.initialize()
-        # logs stop at their own small cap (the API server ignored limitBytes here)
+        # logs stop at their own cap (the API server ignored limitBytes here)
         text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1"}, timeout=60)
-        assert is_error and text.startswith(f"the response passed the {READ_LIMIT_BYTES + 65536} byte cap")
+        assert is_error and text.startswith(f"the response passed the {STREAM_LIMIT_BYTES + 65536} byte cap")
         assert server.close() == 0
 
 
