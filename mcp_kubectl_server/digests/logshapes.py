@@ -25,6 +25,7 @@ TROUBLE = re.compile(
     r"denied|forbidden|unauthori[sz]ed|fail|failed|failure|failing|crash|crashed|oom|out of memory|"
     r"killed|deadlock|unavailable|unreachable|traceback|segfault|segmentation fault|abort|aborted|"
     r"warn|warning|critical|severe|x509|broken pipe|reset by peer|no such host|exhausted)\b"
+    r"|[a-z](?:exception|error)\b"
     r"|\b(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b|\b(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+"
     r"(?: HTTP/[\d.]+\"?)? 5\d\d\b|^\s+at [\w.$<>]+\(|^\s+File \"|exit(?:ed)?(?: with)? (?:code|status) [1-9]",
     re.IGNORECASE)
