@@ -177,6 +177,7 @@ class Reader:
                     self._remaining()
                 line = response.readline(min(line_bytes, max_bytes - read))
                 if not line:
+                    response.read()  # closes the response, so the connection can carry the next
                     finished = True
                     break
                 read += len(line)
@@ -187,6 +188,7 @@ class Reader:
                 if response.read(1):  # a server that ignored limitBytes: as _get says of a body
                     raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped:"
                                     " narrow the query (a smaller tail, a shorter window)")
+                response.read()
                 finished = True
         except (OSError, http.client.HTTPException) as exc:
             self._channel.drop()
@@ -196,7 +198,7 @@ class Reader:
             raise ReadError(f"the log stream broke off ({type(exc).__name__}); try again or narrow"
                             " the window") from None
         finally:
-            if not finished or response.will_close:
+            if not finished or response.will_close or not response.isclosed():
                 self._channel.drop()
 
     def get_service(self, path, query, *, max_bytes):
