@@ -145,7 +145,8 @@ def clear_results(messages, *, measure, target, ids, describe):
 
 
 NARROWING = ("name", "selector", "label_selector", "container", "tail", "since_seconds", "type",
-             "involved_kind", "kind", "window_minutes", "minutes", "match")
+             "involved_kind", "kind", "window_minutes", "minutes", "match", "since_minutes", "pattern",
+             "max_matches")
 
 
 def narrowing_hint(input_schema):
