@@ -94,6 +94,7 @@ def test_matches_are_redacted_and_a_pattern_cannot_probe_a_secret(sims):
     assert "0 matching lines" in probe
 
 
+@pytest.mark.slow(reason="starts the 2,000-pod cluster")
 def test_more_than_twenty_pods_are_named_and_counted_not_read(sims):
     text = call(sims, "large", tool="search_logs", namespace="bulk", selector="app=worker-07", pattern="x")
     assert "pods read" in text
