@@ -14,11 +14,14 @@ marks them, the newest last.
 """
 
 import collections
+import re
 
+from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.redact import redact
 
 REDACT_MARGIN = 8
 LINE_CHARS = 1000
+_STAMP = re.compile(r"^[^ \n]* ", re.M)  # the kubelet's stamp before each line of a block
 
 
 class MatchScan:
@@ -26,6 +29,10 @@ class MatchScan:
 
     def __init__(self, regex, clock, *, context, max_matches):
         self.regex, self.clock, self.context = regex, clock, context
+        # A block with no match of the pattern (as multi-line) anywhere has no matching line, so
+        # most blocks are searched once, in C. An anchor must see the lines without their stamps.
+        self.prefilter = re.compile(regex.pattern, regex.flags | re.M)
+        self.anchored = any(a in regex.pattern for a in ("^", "\\A", "\\Z"))
         self.groups = collections.deque(maxlen=max_matches)
         self.stats = []  # [where, scanned, matched, first stamp, last stamp] per container
         self._ring = collections.deque(maxlen=context + REDACT_MARGIN)
@@ -36,6 +43,21 @@ class MatchScan:
         self._ring.clear()
         self._open, self._after = None, 0
         self.stats.append([where, 0, 0, None, None])
+
+    def block(self, text):
+        """Feed a block of stamped lines (reader.stream_blocks); returns how many lines it held."""
+        count = text.count("\n") + 1
+        if self._open is None:
+            searched = _STAMP.sub("", text) if self.anchored else text
+            if not self.clock.search(self.prefilter, searched):
+                self.stats[-1][1] += count
+                ring = self._ring.maxlen
+                self._ring.extend(tuple(raw.partition(" ")[::2]) for raw in text.rsplit("\n", ring)[-ring:])
+                return count
+        for raw in text.split("\n"):
+            stamp, _, body = raw.partition(" ")
+            self.line(stamp, clean_log_text(body) if "\x1b" in body else body)
+        return count
 
     def line(self, stamp, text):
         stat = self.stats[-1]

@@ -32,6 +32,8 @@ _HTTP_5XX = re.compile(r"(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b"
                        r"|(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+(?: HTTP/[\d.]+\"?)? 5\d\d\b", re.I)
 _EXIT = re.compile(r"exit(?:ed)?(?: with)? (?:code|status) [1-9]", re.I)
 _FRAME = re.compile(r"\s+(?:at [\w.$<>]+\(|File \")")
+# The same shapes searched in a whole block (over-approximate: each line found is checked again)
+_IN_BLOCK = re.compile("|".join((_HTTP_5XX.pattern, _EXIT.pattern, r"[ \t](?:at [\w.$<>]+\(|File \")")), re.I)
 
 
 def looks_like_trouble(line):
@@ -71,6 +73,20 @@ def shape_of(line):
 
 def severity(shape):
     return next((rank for pattern, rank in _SEVERITY if pattern.search(shape)), 2)
+
+
+def trouble_starts(text):
+    """The offsets of the lines of a block (lines joined by newlines) that may be trouble: the
+    word tests of looks_like_trouble run over the whole lowered block (str.find, in C)."""
+    low, starts = text.lower(), set()
+    for word in TROUBLE_WORDS:
+        at = low.find(word)
+        while at >= 0:
+            starts.add(low.rfind("\n", 0, at) + 1)
+            end = low.find("\n", at)
+            at = low.find(word, end) if end >= 0 else -1
+    starts.update(text.rfind("\n", 0, m.start()) + 1 for m in _IN_BLOCK.finditer(text))
+    return sorted(starts)
 
 
 class ShapeTable:

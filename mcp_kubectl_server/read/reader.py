@@ -28,7 +28,8 @@ from mcp_kubectl_server.read.proxy import Proxy, ProxyError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 LIST_PAGE = 500
-LINE_BYTES = 64 * 1024  # stream_lines cuts a longer line there
+LINE_BYTES = 64 * 1024  # stream_blocks cuts a longer line there
+BLOCK_BYTES = 256 * 1024  # stream_blocks reads this much at a time
 _PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
 # A Prometheus endpoint behind a service proxy (read/prometheus.py builds these; proxy.py opens them)
 _SERVICE_PATH = re.compile(r"/api/v1/namespaces/[a-z0-9-]+/services/[a-z0-9-]+:[a-z0-9-]+/proxy/api/v1/"
@@ -162,34 +163,47 @@ class Reader:
         return self._get(path, query, max_bytes=max_bytes).decode("utf-8", "replace")
 
     def stream_lines(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
-        """One GET of a text body, yielded line by line as it arrives (str, newline dropped; a
-        line past `line_bytes` cut there), never held whole. Leaving the loop early drops the
-        connection (the rest of the body is still on the wire). Raises ReadError as get_text
-        does: for a body longer than `max_bytes` (pass limitBytes below it), a stream that
-        breaks, or one that runs past the call's time."""
+        """stream_blocks, line by line (str, newline dropped)."""
+        for block in self.stream_blocks(path, query, max_bytes=max_bytes, line_bytes=line_bytes):
+            yield from block.split("\n")
+
+    def stream_blocks(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
+        """One GET of a text body, yielded as it arrives in blocks of whole lines (str, the lines
+        joined by newlines, none at the end; a line past `line_bytes` cut there), never held
+        whole: a caller that looks at every line in Python reads it line by line, one that can
+        first search a block in C skips most lines. Leaving the loop early drops the connection
+        (the rest of the body is still on the wire). Raises ReadError as get_text does: for a
+        body longer than `max_bytes` (pass limitBytes below it), a stream that breaks, or one
+        that runs past the call's time."""
         response = self._get(path, query, max_bytes=max_bytes, stream=True)
-        read, count, finished = 0, 0, False
+        read, pending, skipping, finished = 0, b"", False, False
         try:
-            while read < max_bytes:
-                count += 1
-                if not count & 1023:  # now and then: a cancelled or overdue call stops here
-                    self._check_cancelled()
-                    self._remaining()
-                line = response.readline(min(line_bytes, max_bytes - read))
-                if not line:
+            while True:
+                self._check_cancelled()
+                self._remaining()  # a read past the call's time stops here
+                chunk = response.read1(BLOCK_BYTES)
+                if not chunk:
                     response.read()  # closes the response, so the connection can carry the next
                     finished = True
                     break
-                read += len(line)
-                if line[-1:] != b"\n":
-                    read += _skip_rest_of_line(response, max_bytes - read) if len(line) == line_bytes else 0
-                yield line.rstrip(b"\r\n").decode("utf-8", "replace")
-            else:
-                if response.read(1):  # a server that ignored limitBytes: as _get says of a body
+                read += len(chunk)
+                if read > max_bytes:
                     raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped:"
                                     " narrow the query (a smaller tail, a shorter window)")
-                response.read()
-                finished = True
+                if skipping:  # the rest of an overlong line
+                    cut = chunk.find(b"\n")
+                    if cut < 0:
+                        continue
+                    chunk, skipping = chunk[cut + 1:], False
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                pending = data[cut + 1:]
+                if len(pending) > line_bytes:  # no end in sight: keep its start, drop the rest
+                    data, pending, skipping, cut = data[:cut + 1] + pending[:line_bytes] + b"\n", b"", True, None
+                if cut is None or cut >= 0:
+                    yield _block_text(data[:-1] if cut is None else data[:cut], line_bytes)
+            if pending:
+                yield _block_text(pending, line_bytes)
         except (OSError, http.client.HTTPException) as exc:
             self._channel.drop()
             self._check_cancelled()
@@ -295,15 +309,14 @@ class Reader:
                 f" {exc}); its stderr: {tail}; try again later")
 
 
-def _skip_rest_of_line(response, limit):
-    """Read past the rest of an overlong line (at most `limit` bytes); the bytes read."""
-    skipped = 0
-    while skipped < limit:
-        part = response.readline(min(LINE_BYTES, limit - skipped))
-        skipped += len(part)
-        if not part or part[-1:] == b"\n":
-            break
-    return skipped
+def _block_text(data, line_bytes):
+    """Bytes of whole lines -> text, carriage returns dropped, each line cut at `line_bytes`."""
+    text = data.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if len(text) > line_bytes and any(len(line) > line_bytes for line in text.split("\n")):
+        text = "\n".join(line[:line_bytes] for line in text.split("\n"))
+    return text
 
 
 def _read_up_to(response, limit):

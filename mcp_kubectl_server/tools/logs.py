@@ -18,7 +18,7 @@ from datetime import datetime
 
 from mcp_kubectl_server.digests.logmatches import MatchScan, render_groups, short_stamp
 from mcp_kubectl_server.digests.logpattern import MatchClock, MatchTimeError, check_pattern, compile_pattern
-from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes
+from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes, trouble_starts
 from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.read.reader import ReadError, resource_path
 from mcp_kubectl_server.tools.pods import frame_log, pod_list_item
@@ -172,18 +172,16 @@ def _pod_order(pod):
     return (calm, (pod.get("metadata") or {}).get("name", ""))
 
 
-def scan_container(reader, ns, pod, container, previous, args, feed):
-    """Stream one container's log into feed(stamp, text); returns (lines, a note when it was cut)."""
+def scan_container(reader, ns, pod, container, previous, args, scan):
+    """Stream one container's log into `scan` (block by block); returns (lines, a note when it was cut)."""
     query = {"container": container, "timestamps": "true", "sinceSeconds": args.get("since_minutes", SINCE_DEFAULT) * 60,
              "tailLines": MAX_LINES, "limitBytes": MAX_BYTES}
     if previous:
         query["previous"] = "true"
     lines = size = 0
-    for raw in reader.stream_lines(_core(ns, "pods", pod, "log"), query, max_bytes=MAX_BYTES + 65536):
-        stamp, _, text = raw.partition(" ")
-        feed(stamp, clean_log_text(text) if "\x1b" in text or "\r" in text else text)
-        lines += 1
-        size += len(raw) + 1
+    for block in reader.stream_blocks(_core(ns, "pods", pod, "log"), query, max_bytes=MAX_BYTES + 65536):
+        lines += scan.block(block)
+        size += len(block) + 1
     if lines >= MAX_LINES:
         return lines, f"more than {MAX_LINES} lines in the window: only the newest {MAX_LINES} were scanned"
     if size >= MAX_BYTES - 65536:
@@ -219,7 +217,7 @@ def search_logs(reader, args):
                     continue
                 scan.begin(where)
                 try:
-                    _, cut = scan_container(reader, ns, name, container, previous, args, scan.line)
+                    _, cut = scan_container(reader, ns, name, container, previous, args, scan)
                 except MatchTimeError:
                     unfinished.append(where + " (stopped in the middle)")
                     continue
@@ -241,11 +239,16 @@ class _ShapeScan:
         self.stats.append([where, 0])
         self._pod = where.split("/", 1)[0]
 
-    def line(self, stamp, text):
-        self.stats[-1][1] += 1
-        if not self.stats[-1][1] & 255 and self.clock.expired():
+    def block(self, text):
+        count = text.count("\n") + 1
+        self.stats[-1][1] += count
+        for start in trouble_starts(text):
+            end = text.find("\n", start)
+            stamp, _, body = (text[start:] if end < 0 else text[start:end]).partition(" ")
+            self.table.add(clean_log_text(body) if "\x1b" in body else body, stamp, self._pod)
+        if self.clock.expired():
             raise MatchTimeError()
-        self.table.add(text, stamp, self._pod)
+        return count
 
 
 def _render(subject, args, scan, read, skipped, notes, unfinished, clock):
