@@ -32,8 +32,10 @@ _HTTP_5XX = re.compile(r"(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b"
                        r"|(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+(?: HTTP/[\d.]+\"?)? 5\d\d\b", re.I)
 _EXIT = re.compile(r"exit(?:ed)?(?: with)? (?:code|status) [1-9]", re.I)
 _FRAME = re.compile(r"\s+(?:at [\w.$<>]+\(|File \")")
-# The same shapes searched in a whole block (over-approximate: each line found is checked again)
-_IN_BLOCK = re.compile("|".join((_HTTP_5XX.pattern, _EXIT.pattern, r"[ \t](?:at [\w.$<>]+\(|File \")")), re.I)
+# Where in a whole block those shapes may be (over-approximate: each line found is checked
+# again): marks found with str.find, and a status-like number (a literal first: a fast search).
+_MARKS = ("exit", "  at ", "\tat ", '  file "')
+_STATUS = re.compile(r"(?<![\w.])5\d\d\b")
 
 
 def looks_like_trouble(line):
@@ -79,13 +81,13 @@ def trouble_starts(text):
     """The offsets of the lines of a block (lines joined by newlines) that may be trouble: the
     word tests of looks_like_trouble run over the whole lowered block (str.find, in C)."""
     low, starts = text.lower(), set()
-    for word in TROUBLE_WORDS:
+    for word in TROUBLE_WORDS + _MARKS:
         at = low.find(word)
         while at >= 0:
             starts.add(low.rfind("\n", 0, at) + 1)
             end = low.find("\n", at)
             at = low.find(word, end) if end >= 0 else -1
-    starts.update(text.rfind("\n", 0, m.start()) + 1 for m in _IN_BLOCK.finditer(text))
+    starts.update(text.rfind("\n", 0, m.start()) + 1 for m in _STATUS.finditer(text))
     return sorted(starts)
 
 

@@ -3,7 +3,7 @@
     search_logs ── pods (one, a workload's, a selector's; at most MAX_PODS read)
                 ── for each container (init containers too; previous instances when asked):
                    GET .../pods/P/log?container=C&timestamps=true&sinceSeconds=S&tailLines=N&limitBytes=B
-                   streamed line by line (reader.stream_lines), never held whole
+                   streamed in blocks of whole lines (reader.stream_blocks), never held whole
                 ── MatchScan (a pattern: matches with context) or ShapeTable (no pattern: the
                    shapes of the lines that look like trouble, marked new or rising)
 
