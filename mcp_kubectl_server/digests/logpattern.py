@@ -5,9 +5,9 @@ take exponential or unbounded time on, with a sentence saying how to rewrite it:
 backreferences (\\1, (?P=name)), lookarounds ((?=..), (?!..), (?<=..), (?<!..)), conditionals,
 and a repeated group that holds a repeat or an alternation ((a+)+, (a|aa)*, (\\w+\\s?)*). What is
 left is still polynomial on a long line (a.*b.*c.*d), so matching is also bounded in time:
-`MatchClock` gives each call a budget of seconds. On the main thread (the server's, where tool
-calls run) a timer interrupts a single search that runs past it; elsewhere the budget is checked
-between lines. Either way the caller learns that it stopped and says so.
+`MatchClock` gives each call a budget of seconds of searching. On the main thread (the server's,
+where tool calls run) a timer interrupts a single search that runs past it; elsewhere the budget
+is checked after each search. Either way the caller learns that it stopped and says so.
 """
 
 import re
@@ -92,13 +92,14 @@ def compile_pattern(value, *, ignore_case):
 
 
 class MatchClock:
-    """A call's matching budget. Use as a context manager around the scan; call `search(regex,
-    line)` for each line and `expired()` between lines. `search` raises MatchTimeError when the
-    budget is spent."""
+    """A call's matching budget: the seconds spent searching (`search`) or scanning (`charge`),
+    not those spent waiting for the cluster, which the reader's own timeout bounds. Use it as a
+    context manager around the scan; `search` raises MatchTimeError when one search runs past
+    what is left (on the main thread a timer interrupts it); `expired()` says when it is spent."""
 
     def __init__(self, seconds):
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
+        self.spent = 0.0
         self._matching = False
         self._timer = False
         self._previous = None
@@ -107,7 +108,6 @@ class MatchClock:
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
             try:
                 self._previous = signal.signal(signal.SIGALRM, self._alarm)
-                signal.setitimer(signal.ITIMER_REAL, max(self.seconds, 0.001))
                 self._timer = True
             except (ValueError, OSError):
                 self._timer = False
@@ -121,16 +121,28 @@ class MatchClock:
         return False
 
     def _alarm(self, signum, frame):
-        self.deadline = 0.0  # expired() says so from now on
         if self._matching:
             raise MatchTimeError()
 
-    def search(self, regex, line):
+    def search(self, regex, text):
+        """regex.search(text), charged to the budget."""
+        started = time.perf_counter()
+        if self._timer:
+            signal.setitimer(signal.ITIMER_REAL, max(self.seconds - self.spent, 0.001))
         self._matching = True
         try:
-            return regex.search(line)
+            return regex.search(text)
         finally:
             self._matching = False
+            if self._timer:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            self.charge(time.perf_counter() - started)
+
+    def charge(self, seconds):
+        """Count `seconds` of scanning done outside `search` (raises MatchTimeError past the budget)."""
+        self.spent += seconds
+        if self.spent >= self.seconds:
+            raise MatchTimeError()
 
     def expired(self):
-        return time.monotonic() >= self.deadline
+        return self.spent >= self.seconds

@@ -61,16 +61,19 @@ def test_the_timer_interrupts_one_long_search_on_the_main_thread():
     assert time.monotonic() - started < 5
 
 
-def test_off_the_main_thread_the_budget_is_checked_between_lines():
+def test_off_the_main_thread_the_budget_is_checked_after_each_search():
     result, started = {}, time.monotonic()
 
     def scan():
-        with MatchClock(0.2) as clock:
-            result["value"] = _slow_scan(clock, SLOW, ["a" * 60] * 100_000)
+        try:
+            with MatchClock(0.2) as clock:
+                result["value"] = _slow_scan(clock, SLOW, ["a" * 60] * 100_000)
+        except MatchTimeError:
+            result["value"] = ("stopped", clock.spent)
     worker = threading.Thread(target=scan)
     worker.start()
     worker.join(30)
-    assert result["value"][0] == "expired" and time.monotonic() - started < 5
+    assert result["value"][0] == "stopped" and time.monotonic() - started < 5
 
 
 def test_a_clock_that_did_not_expire_leaves_no_timer_behind():
@@ -79,3 +82,14 @@ def test_a_clock_that_did_not_expire_leaves_no_timer_behind():
     with MatchClock(5) as clock:
         assert clock.search(re.compile("b"), "abc")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) == before
+
+
+def test_only_searching_is_charged_not_waiting():
+    with MatchClock(0.001) as clock:
+        passed = time.perf_counter() + 0.003
+        while time.perf_counter() < passed:   # time passing outside search: waiting for the cluster
+            pass
+        assert not clock.expired()
+        with pytest.raises(MatchTimeError):
+            clock.charge(0.002)
+    assert clock.expired()
