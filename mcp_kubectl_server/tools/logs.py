@@ -31,6 +31,7 @@ ORDER = 1  # right after the pod tools, beside get_logs
 MAX_PODS = 20
 MAX_LINES = 100_000
 MAX_BYTES = 8 * 1024 * 1024
+OUTPUT_BYTES = 32 * 1024  # the shown lines, as get_logs' cap
 MATCH_SECONDS = 8.0  # of searching, per call (waiting for the cluster is the reader's timeout)
 SINCE_DEFAULT, SINCE_MAX = 60, 10080
 CONTEXT_MAX = 5
@@ -275,10 +276,26 @@ def _render(subject, args, scan, read, skipped, notes, unfinished, clock):
         shown = list(scan.groups)
         if not shown:
             return "\n".join(head + ["no line matches."])
+        lines, left_out = _within_cap(render_groups(shown))
         head.append(f"the newest matches, newest last (at most {args.get('max_matches', MATCHES_DEFAULT)}; "
-                    "':' marks a match, '-' context):")
-        return frame_log("\n".join(head), render_groups(shown))
+                    "':' marks a match, '-' context)"
+                    + (f"; {left_out} older shown lines left out at the {OUTPUT_BYTES}-byte cap" if left_out else "")
+                    + ":")
+        return frame_log("\n".join(head), lines)
     return frame_log("\n".join(head), render_shapes(scan.table))
+
+
+def _within_cap(lines):
+    """The newest of `lines` that fit in OUTPUT_BYTES (a group cut at its start), and how many
+    older ones were left out."""
+    size, keep = 0, len(lines)
+    while keep and size + len(lines[keep - 1].encode("utf-8", "replace")) + 1 <= OUTPUT_BYTES:
+        keep -= 1
+        size += len(lines[keep].encode("utf-8", "replace")) + 1
+    kept = lines[keep:]
+    while kept and kept[0] == "--":
+        kept = kept[1:]
+    return kept, keep
 
 
 HANDLERS = {"search_logs": search_logs}

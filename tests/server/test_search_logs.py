@@ -162,3 +162,10 @@ def test_get_logs_keeps_the_newest_lines_and_counts_the_older_ones_left_out(sims
     assert lines[-1].split(" ", 1)[1] == newest.split(" ", 1)[1]   # the newest line is the last shown
     window = call(sims, "log-needle", tool="get_logs", name=pod, since_minutes=1, timestamps=True)
     assert "last 1 minutes)" in window.splitlines()[0] and 50 < len(window.splitlines()) < 200
+
+
+def test_many_long_matches_stay_within_the_output_cap(sims):
+    text = call(sims, "log-replica", selector="app=api", pattern="request_id", max_matches=200, context_lines=5)
+    assert len(text.encode()) < 32 * 1024 + 4096
+    assert "older shown lines left out at the 32768-byte cap" in text
+    assert text.splitlines()[-2].startswith("api-")   # the newest line is still there
