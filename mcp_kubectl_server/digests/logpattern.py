@@ -86,6 +86,24 @@ def _unsafe(items, *, inside_repeat):
     return None
 
 
+def literal_alternatives(value):
+    """The literal strings a pattern is an alternation of (`timeout|connection refused`), or None
+    when it is anything more: such a pattern matches a text exactly when one string is in it."""
+    try:
+        items = list(sre_parse.parse(value))
+    except (re.error, RecursionError, OverflowError):
+        return None
+    if len(items) == 1 and items[0][0] is _C.SUBPATTERN:
+        items = list(items[0][1][-1])
+    branches = [items] if not (len(items) == 1 and items[0][0] is _C.BRANCH) else [list(b) for b in items[0][1][1]]
+    words = []
+    for branch in branches:
+        if not branch or any(op is not _C.LITERAL for op, _ in branch):
+            return None
+        words.append("".join(chr(code) for _, code in branch))
+    return tuple(words)
+
+
 def compile_pattern(value, *, ignore_case):
     """The compiled pattern (check_pattern passed)."""
     return re.compile(value, re.IGNORECASE if ignore_case else 0)

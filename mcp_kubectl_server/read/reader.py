@@ -165,13 +165,15 @@ class Reader:
     def stream_lines(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
         """stream_blocks, line by line (str, newline dropped)."""
         for block in self.stream_blocks(path, query, max_bytes=max_bytes, line_bytes=line_bytes):
-            yield from block.split("\n")
+            for line in block.split("\n"):
+                yield line[:line_bytes]
 
     def stream_blocks(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
         """One GET of a text body, yielded as it arrives in blocks of whole lines (str, the lines
         joined by newlines, none at the end; a line past `line_bytes` cut there), never held
         whole: a caller that looks at every line in Python reads it line by line, one that can
-        first search a block in C skips most lines. Leaving the loop early drops the connection
+        first search a block in C skips most lines. A line with no end within `line_bytes` is
+        cut there (a longer one that does end inside a block is left to the caller to cut). Leaving the loop early drops the connection
         (the rest of the body is still on the wire). Raises ReadError as get_text does: for a
         body longer than `max_bytes` (pass limitBytes below it), a stream that breaks, or one
         that runs past the call's time."""
@@ -201,9 +203,9 @@ class Reader:
                 if len(pending) > line_bytes:  # no end in sight: keep its start, drop the rest
                     data, pending, skipping, cut = data[:cut + 1] + pending[:line_bytes] + b"\n", b"", True, None
                 if cut is None or cut >= 0:
-                    yield _block_text(data[:-1] if cut is None else data[:cut], line_bytes)
+                    yield _block_text(data[:-1] if cut is None else data[:cut])
             if pending:
-                yield _block_text(pending, line_bytes)
+                yield _block_text(pending)
         except (OSError, http.client.HTTPException) as exc:
             self._channel.drop()
             self._check_cancelled()
@@ -309,14 +311,10 @@ class Reader:
                 f" {exc}); its stderr: {tail}; try again later")
 
 
-def _block_text(data, line_bytes):
-    """Bytes of whole lines -> text, carriage returns dropped, each line cut at `line_bytes`."""
+def _block_text(data):
+    """Bytes of whole lines -> text, carriage returns before newlines dropped."""
     text = data.decode("utf-8", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    if len(text) > line_bytes and any(len(line) > line_bytes for line in text.split("\n")):
-        text = "\n".join(line[:line_bytes] for line in text.split("\n"))
-    return text
+    return text.replace("\r\n", "\n") if "\r" in text else text
 
 
 def _read_up_to(response, limit):
