@@ -314,7 +314,10 @@ class Reader:
 def _block_text(data):
     """Bytes of whole lines -> text, carriage returns before newlines dropped."""
     text = data.decode("utf-8", "replace")
-    return text.replace("\r\n", "\n") if "\r" in text else text
+    if "\r" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return text[:-1] if text.endswith("\r") else text  # the block's last newline is cut off already
 
 
 def _read_up_to(response, limit):
