@@ -7,6 +7,8 @@ would do it: `kubectl logs POD` piped into `grep -E PATTERN` for each pod, one a
 interleaved pairs (tests/bench/run.py):
 - search_logs with the same pattern over the same pods                  (target <= 1.5 x grep)
 - search_logs with no pattern (the trouble shapes) over the same pods   (target <= 3 x grep)
+- search_logs with a pattern against `kubectl logs --timestamps | grep -E` (both ask for stamps)
+- the server process's CPU time in one search_logs call, beside its wall time
 - the server's peak memory (VmHWM) after those calls; its kubectl proxy child beside it
                                                                         (target <= 100 MB)
 search_logs asks for the kubelet's timestamps (it reports times) and kubectl does not; the
@@ -49,13 +51,21 @@ def cluster_file(directory):
     return path, [key.split("/")[1] for key in pods]
 
 
-def grep_all(sim, pods, pattern):
+def grep_all(sim, pods, pattern, *, stamps=False):
     """Seconds of `kubectl logs POD | grep -E PATTERN` for each pod, one after the other."""
     started = time.perf_counter()
     for pod in pods:
-        subprocess.run(f"kubectl --kubeconfig={sim.kubeconfig} logs -n prod {pod} -c api | grep -E '{pattern}'",
+        subprocess.run(f"kubectl --kubeconfig={sim.kubeconfig} logs -n prod {pod} -c api"
+                       f"{' --timestamps' if stamps else ''} | grep -E '{pattern}'",
                        shell=True, capture_output=True, timeout=300)
     return time.perf_counter() - started
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds of a process so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def search(server, **arguments):
@@ -87,6 +97,15 @@ def main():
                 print(pair_line("search_logs with no pattern (shapes), the same pods",
                                 "kubectl logs | grep -E, the 4 pods", paired(lambda: search(server), grep))
                       + "  (target <= 3)")
+                stamped = lambda: grep_all(sim, pods, PATTERN, stamps=True)  # noqa: E731
+                print(pair_line("search_logs with a pattern", "kubectl logs --timestamps | grep -E "
+                                "(the simulator stamps lines for both)",
+                                paired(lambda: search(server, pattern=PATTERN), stamped)))
+                for label, arguments in (("with a pattern", {"pattern": PATTERN}), ("with no pattern", {})):
+                    before = cpu_seconds(server.proc.pid)
+                    wall = search(server, **arguments)
+                    print(f"one search_logs {label}: {wall * 1000:,.0f} ms wall, of which the server "
+                          f"process used {(cpu_seconds(server.proc.pid) - before) * 1000:,.0f} ms of CPU")
                 proxy = _children(server.proc.pid)
                 server_mb = _hwm_kb(server.proc.pid) / 1024
                 proxy_mb = sum(_hwm_kb(pid) for pid in proxy) / 1024
