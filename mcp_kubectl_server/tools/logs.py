@@ -22,7 +22,7 @@ from mcp_kubectl_server.digests.logpattern import MatchClock, MatchTimeError, ch
 from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes, trouble_starts
 from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.read.reader import ReadError, resource_path
-from mcp_kubectl_server.tools.pods import frame_log, pod_list_item
+from mcp_kubectl_server.tools.pods import SINCE_MAX, frame_log, pod_list_item
 from mcp_kubectl_server.tools.spec import NAMESPACE, POD, Tool, check_flag, whole_number
 from mcp_kubectl_server.tools.workloads import PATHS, _selector_query
 from mcp_kubectl_server.validate import DNS1123_LABEL, SELECTOR_MAX, SELECTOR_PATTERN, check_subdomain
@@ -33,7 +33,7 @@ MAX_LINES = 100_000
 MAX_BYTES = 8 * 1024 * 1024
 OUTPUT_BYTES = 32 * 1024  # the shown lines, as get_logs' cap
 MATCH_SECONDS = 8.0  # of searching, per call (waiting for the cluster is the reader's timeout)
-SINCE_DEFAULT, SINCE_MAX = 60, 10080
+SINCE_DEFAULT = 60
 CONTEXT_MAX = 5
 MATCHES_DEFAULT, MATCHES_MAX = 50, 200
 _KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
