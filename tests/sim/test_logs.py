@@ -87,8 +87,10 @@ def test_both_since_parameters_are_refused_and_bad_values_are_statuses(previous)
         assert json.loads(err.value.read())["kind"] == "Status"
 
 
-def test_application_stamps_stay_in_the_line_and_give_its_time(shared_sim):
-    sim = shared_sim("crashloop")
+def test_application_stamps_stay_in_the_line_and_give_its_time(kube_sim):
+    # a simulator of its own: starting the shared crashloop one early would age the pods that
+    # tests/sim/test_reads.py reads to the minute
+    sim = kube_sim("crashloop")
     plain = ok(sim, "logs", "-n", "prod", "checkout-6f8d9c7b5d-x7k2p", "--previous", "--tail=2").splitlines()
     stamped = ok(sim, "logs", "-n", "prod", "checkout-6f8d9c7b5d-x7k2p", "--previous", "--tail=2",
                  "--timestamps").splitlines()
