@@ -183,7 +183,8 @@ def mark_breakpoints(messages, anchors=()):
 
 
 NARROWING = ("name", "selector", "label_selector", "container", "tail", "since_seconds", "type",
-             "involved_kind", "kind", "window_minutes", "minutes", "match")
+             "involved_kind", "kind", "window_minutes", "minutes", "match", "since_minutes", "pattern",
+             "max_matches")
 
 
 def narrowing_hint(input_schema):

@@ -20,6 +20,7 @@ investigate it with read-only kubectl tools and finish by calling write_report e
 How to work:
 - Start broad (pods, events in the namespaces in scope), then narrow to the failing workload: \
 describe it, read its logs, and the previous container's logs when it restarts.
+- get_logs shows the newest lines of one container. When the decisive line may be further back, in one replica of several, in a previous instance or in an earlier window, use search_logs on the workload: first with no pattern (the shapes of the trouble lines, new or rising ones marked, with the pods they came from), then with a pattern for what you suspect; widen since_minutes (default 60) for something that happened earlier, previous=true for a crashed instance.
 - When the pods do not explain the symptom, look at what surrounds them, with the tools the \
 server offers: get_services when \
 clients are refused or time out while the pods look healthy (selectors, endpoints, target \

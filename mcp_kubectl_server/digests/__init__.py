@@ -13,6 +13,8 @@
                             get_priority_classes
     custom/                 custom resources (get_custom_resources: Argo CD, Flux, KEDA, Istio,
                             cert-manager, Chaos Mesh, generic, names-only) and get_api_resources
+    logpattern.py           search_logs' pattern: checks against runaway backtracking, the time budget
+    logmatches.py logshapes.py   its matches with context; the shapes of trouble lines
     promql.py               a model's PromQL confined to one namespace (scope_query,
                             check_series); under it promql_lex.py (tokens), promql_parse.py
                             (the tree), promql_check.py (type rules), promql_ast.py (nodes,

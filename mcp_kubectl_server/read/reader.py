@@ -15,6 +15,7 @@ one caller). The connection class is in unixhttp.py.
 """
 
 import copy
+import http.client
 import json
 import re
 import socket
@@ -27,6 +28,8 @@ from mcp_kubectl_server.read.proxy import Proxy, ProxyError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 LIST_PAGE = 500
+LINE_BYTES = 64 * 1024  # stream_blocks cuts a longer line there
+BLOCK_BYTES = 256 * 1024  # stream_blocks reads this much at a time
 _PATH = re.compile(r"(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)+/?")
 # A Prometheus endpoint behind a service proxy (read/prometheus.py builds these; proxy.py opens them)
 _SERVICE_PATH = re.compile(r"/api/v1/namespaces/[a-z0-9-]+/services/[a-z0-9-]+:[a-z0-9-]+/proxy/api/v1/"
@@ -165,6 +168,61 @@ class Reader:
         """One GET of a text body (logs: pass tailLines/limitBytes so the server cuts it)."""
         return self._get(path, query, max_bytes=max_bytes).decode("utf-8", "replace")
 
+    def stream_lines(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
+        """stream_blocks, line by line (str, newline dropped)."""
+        for block in self.stream_blocks(path, query, max_bytes=max_bytes, line_bytes=line_bytes):
+            for line in block.split("\n"):
+                yield line[:line_bytes]
+
+    def stream_blocks(self, path, query=None, *, max_bytes, line_bytes=LINE_BYTES):
+        """One GET of a text body, yielded as it arrives in blocks of whole lines (str, the lines
+        joined by newlines, none at the end; a line past `line_bytes` cut there), never held
+        whole: a caller that looks at every line in Python reads it line by line, one that can
+        first search a block in C skips most lines. A line with no end within `line_bytes` is
+        cut there (a longer one that does end inside a block is left to the caller to cut). Leaving the loop early drops the connection
+        (the rest of the body is still on the wire). Raises ReadError as get_text does: for a
+        body longer than `max_bytes` (pass limitBytes below it), a stream that breaks, or one
+        that runs past the call's time."""
+        response = self._get(path, query, max_bytes=max_bytes, stream=True)
+        read, pending, skipping, finished = 0, b"", False, False
+        try:
+            while True:
+                self._check_cancelled()
+                self._remaining()  # a read past the call's time stops here
+                chunk = response.read1(BLOCK_BYTES)
+                if not chunk:
+                    response.read()  # closes the response, so the connection can carry the next
+                    finished = True
+                    break
+                read += len(chunk)
+                if read > max_bytes:
+                    raise ReadError(f"the response passed the {max_bytes} byte cap and was stopped:"
+                                    " narrow the query (a smaller tail, a shorter window)")
+                if skipping:  # the rest of an overlong line
+                    cut = chunk.find(b"\n")
+                    if cut < 0:
+                        continue
+                    chunk, skipping = chunk[cut + 1:], False
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                pending = data[cut + 1:]
+                if len(pending) > line_bytes:  # no end in sight: keep its start, drop the rest
+                    data, pending, skipping, cut = data[:cut + 1] + pending[:line_bytes] + b"\n", b"", True, None
+                if cut is None or cut >= 0:
+                    yield _block_text(data[:-1] if cut is None else data[:cut])
+            if pending:
+                yield _block_text(pending)
+        except (OSError, http.client.HTTPException) as exc:
+            self._channel.drop()
+            self._check_cancelled()
+            if isinstance(exc, TimeoutError):
+                raise ReadError(_timeout_text(self.timeout)) from None
+            raise ReadError(f"the log stream broke off ({type(exc).__name__}); try again or narrow"
+                            " the window") from None
+        finally:
+            if not finished or response.will_close or not response.isclosed():
+                self._channel.drop()
+
     def get_service(self, path, query, *, max_bytes):
         """One GET of a Prometheus endpoint behind the service proxy (`query` already encoded) ->
         (status, content type, body) whatever the status: its caller reads Prometheus' errors."""
@@ -186,7 +244,7 @@ class Reader:
             raise ValueError(f"this server does not read Secrets: {path!r}")
         return _parse_json(self._get(path, None, max_bytes=SECRET_MAX_BYTES, secret=True), path)
 
-    def _get(self, path, query, *, max_bytes, raw=False, secret=False):
+    def _get(self, path, query, *, max_bytes, raw=False, secret=False, stream=False):
         if not raw and not _PATH.fullmatch(path):
             raise ValueError(f"not an API path: {path!r}")
         if _SECRETS.match(path) and not secret:  # the one way in is get_secret()
@@ -202,6 +260,8 @@ class Reader:
                 self._check_cancelled()  # after open: an interrupt() from now on shuts this socket
                 conn.request("GET", target, headers={"Accept": "application/json, */*"})
                 response = conn.getresponse()
+                if stream and response.status == 200:
+                    return response  # stream_lines reads the body
                 body = _read_up_to(response, max_bytes + 1)
             except ProxyError as exc:
                 raise ReadError(str(exc)) from None
@@ -255,6 +315,15 @@ class Reader:
                     " the operator should check kubectl and the cluster connection")
         return (f"the kubectl proxy stopped answering, also after one restart ({type(exc).__name__}:"
                 f" {exc}); its stderr: {tail}; try again later")
+
+
+def _block_text(data):
+    """Bytes of whole lines -> text, carriage returns before newlines dropped."""
+    text = data.decode("utf-8", "replace")
+    if "\r" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return text[:-1] if text.endswith("\r") else text  # the block's last newline is cut off already
 
 
 def _read_up_to(response, limit):

@@ -48,6 +48,20 @@ class Tool(namedtuple("Tool", "name title description properties required checks
                 "annotations": dict(ANNOTATIONS, title=self.title)}
 
 
+def whole_number(low, high):
+    """A check for a whole-number argument from `low` to `high`."""
+    def check(name, value):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"{name}: must be a whole number from {low} to {high}, got {value!r:.40}"
+        return None
+    return check
+
+
+def check_flag(name, value):
+    """The check for a boolean argument."""
+    return None if isinstance(value, bool) else f"{name}: must be true or false, got {value!r:.40}"
+
+
 _CHECKS = {"namespace": check_label, "name": check_subdomain, "container": check_label,
            "selector": check_selector}
 

@@ -27,7 +27,7 @@ def log_lines():
             continue
         for log in json.loads(path.read_text()).get("logs", {}).values():
             for kind in log.values():
-                lines += kind
+                lines += kind if isinstance(kind, list) else []   # not a generated log
     return lines
 
 

@@ -85,7 +85,8 @@ def test_node_tools_count_pods_outside_the_scope_never_name_them(serve):
 def test_no_cluster_tools_flag_against_a_cluster(shared_serve):
     server, _ = shared_serve("node-notready", "--no-cluster-tools")
     names = [t["name"] for t in server.request("tools/list", {})["result"]["tools"]]
-    assert names[:6] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads", "describe_workload"]
+    assert names[:7] == ["get_pods", "describe_pod", "get_events", "get_logs", "search_logs", "get_workloads",
+                         "describe_workload"]
     assert "get_nodes" not in names and "describe_node" not in names
     reply = server.request("tools/call", {"name": "get_nodes", "arguments": {}})
     assert reply["error"]["code"] == -32602 and "Unknown tool: 'get_nodes'" in reply["error"]["message"]

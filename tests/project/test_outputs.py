@@ -25,7 +25,7 @@ SCHEMA = OUTPUTS / "report.schema.json"
 
 PREFIX = "mcp__kubectl-ro__"
 FOUR_TOOLS = ("get_pods", "describe_pod", "get_events", "get_logs")
-SERVER_TOOLS = FOUR_TOOLS + ("get_services", "get_config", "get_storage", "get_quotas", "get_workloads",
+SERVER_TOOLS = FOUR_TOOLS + ("search_logs", "get_services", "get_config", "get_storage", "get_quotas", "get_workloads",
                              "describe_workload", "get_changes", "get_nodes", "describe_node", "get_network_policies",
                              "get_metrics", "query_metrics", "list_metrics",
                              "get_ingresses", "get_rbac", "get_priority_classes", "get_api_resources",

@@ -14,7 +14,7 @@ import pytest
 from tests.support.api_stub import ApiStub, Rule
 from tests.support.server_support import ServerProcess
 from mcp_kubectl_server.__main__ import main as server_main
-from mcp_kubectl_server.tools.pods import LOG_END, MARGIN_LINES, READ_LIMIT_BYTES
+from mcp_kubectl_server.tools.pods import LOG_END, MARGIN_LINES, STREAM_LIMIT_BYTES
 
 POD_LIST = json.dumps({"kind": "PodList", "items": []})
 LOGS = ("2026-11-29T11:58:40Z INFO connecting with DB_PASSWORD=hunter2-prod\n"
@@ -96,7 +96,7 @@ def test_ping_list_and_eof_exit_zero(server):
     server.initialize()
     assert server.request("ping")["result"] == {}
     tools = server.request("tools/list", {})["result"]["tools"]
-    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs", "get_workloads",
+    assert [t["name"] for t in tools] == ["get_pods", "describe_pod", "get_events", "get_logs", "search_logs", "get_workloads",
                                           "describe_workload", "get_changes", "get_services", "get_config", "get_storage",
                                           "get_quotas", "get_network_policies", "get_ingresses", "get_rbac",
                                           "get_api_resources", "get_custom_resources",
@@ -280,7 +280,8 @@ def test_request_shapes(server, api):
         "/api/v1/namespaces/prod/events?fieldSelector=involvedObject.name%3Dcheckout-1&limit=500",
         # the read takes a margin beyond the tail: redaction sees it before the cut
         f"/api/v1/namespaces/prod/pods/checkout-1/log?tailLines={50 + MARGIN_LINES}"
-        f"&limitBytes={READ_LIMIT_BYTES}&previous=true&container=checkout",
+        # the tail is streamed to its end, keeping its newest lines within the cap
+        f"&limitBytes={STREAM_LIMIT_BYTES}&previous=true&container=checkout",
     ]
 
 

@@ -80,7 +80,9 @@ def calls_for(cluster):
         namespaces = [ns for ns in namespaces if counts[ns] > HUGE]
         pods = [p for p in pods if p["metadata"]["namespace"] in namespaces]
     calls = [(name, {"namespace": ns}) for ns in namespaces for name, tool in
-             registry.tools.items() if tool.namespaced and tool.required == ("namespace",)]
+             registry.tools.items() if tool.namespaced and tool.required == ("namespace",)
+             and name != "search_logs"]   # it needs a pod, workload or selector: every labelled pod
+    calls += [("search_logs", {"namespace": ns, "selector": "app", "previous": True}) for ns in namespaces]
     huge = len(pods) > HUGE
     nodes = by_kind.get("Node", [])[:1 if huge else None]
     calls += [("get_nodes", {})] + [("describe_node", {"name": n["metadata"]["name"]}) for n in nodes]

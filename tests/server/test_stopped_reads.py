@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from mcp_kubectl_server.tools.pods import READ_LIMIT_BYTES
+from mcp_kubectl_server.tools.pods import STREAM_LIMIT_BYTES
 from tests.server.test_protocol import POD_LIST, serve
 from tests.support.api_stub import ApiStub, Rule
 from tests.support.server_support import ServerProcess
@@ -61,9 +61,9 @@ def test_a_body_without_end_is_stopped_at_the_cap():
     with ApiStub([Rule("/log", endless=True)]) as endless:
         server = serve(endless, "--timeout", "60", "--quiet")
         server.initialize()
-        # logs stop at their own small cap (the API server ignored limitBytes here)
+        # logs stop at their own cap (the API server ignored limitBytes here)
         text, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1"}, timeout=60)
-        assert is_error and text.startswith(f"the response passed the {READ_LIMIT_BYTES + 65536} byte cap")
+        assert is_error and text.startswith(f"the response passed the {STREAM_LIMIT_BYTES + 65536} byte cap")
         assert server.close() == 0
 
 
@@ -110,3 +110,25 @@ def test_stale_cancellations_do_not_stop_later_ones(hang):
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
     assert server.next_reply_is_for("after-cancel")
     assert server.close() == 0
+
+
+def test_log_streams_cut_overlong_lines_and_carriage_returns():
+    long_line = "2026-12-07T10:00:01.000000000Z " + "x" * (200 * 1024)
+    text = (f"2026-12-07T10:00:00.000000000Z first\r\n{long_line}\n"
+            f"2026-12-07T10:00:02.000000000Z second ERROR deadlock\r\n{long_line}")  # no end
+    pod = {"kind": "Pod", "metadata": {"name": "checkout-1", "namespace": "prod"},
+           "spec": {"nodeName": "node-a", "containers": [{"name": "checkout", "image": "shop/checkout:1"}]},
+           "status": {"phase": "Running", "containerStatuses": [
+               {"name": "checkout", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}
+    with ApiStub([Rule("/log", text=text), Rule("/pods/checkout-1", body=pod)]) as api:
+        server = serve(api, "--timeout", "30", "--quiet")
+        server.initialize()
+        out, is_error = server.call("get_logs", {"namespace": "prod", "name": "checkout-1", "tail": 4})
+        assert not is_error and "\r" not in out and len(out.encode()) < 33 * 1024, out[:300]
+        assert out.splitlines()[-2].endswith(" (line cut)")   # the newest line, longer than the cap
+        found, is_error = server.call("search_logs", {"namespace": "prod", "pod": "checkout-1",
+                                                      "pattern": "deadlock|x{70000}", "since_minutes": 10080})
+        assert server.close() == 0
+    assert not is_error, found
+    assert "checkout-1/checkout: scanned=4 matched=1" in found and "\r" not in found
+    assert "checkout-1/checkout 2026-12-07T10:00:02Z: second ERROR deadlock" in found
