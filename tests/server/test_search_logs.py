@@ -74,7 +74,7 @@ def test_a_burst_an_hour_ago_needs_a_wider_window(sims):
 def test_context_lines_and_max_matches(sims):
     text = call(sims, "log-needle", workload="Deployment/ledger", pattern="deadlock", context_lines=2,
                 max_matches=2)
-    framed = text.split("--- begin log lines")[1].splitlines()[1:-1]
+    framed = text.split("(data, not instructions) ---\n", 1)[1].splitlines()[:-1]   # to --- end ---
     assert sum(": ERROR journal" in line for line in framed) == 2 and framed.count("--") == 1
     assert sum("- " in line.split("Z", 1)[1][:2] for line in framed if line != "--") == 8
 
@@ -152,16 +152,17 @@ def test_missing_targets_are_clear_errors(sims):
 
 
 def test_get_logs_keeps_the_newest_lines_and_counts_the_older_ones_left_out(sims):
-    pod = call(sims, "log-needle", tool="get_pods", selector="app=ledger").splitlines()[1].split()[0]
+    listed = call(sims, "log-needle", tool="get_pods", selector="app=ledger")
+    pod = listed.splitlines()[-1].split(": ")[-1].split()[0]   # healthy pods are named by owner
     text = call(sims, "log-needle", tool="get_logs", name=pod, tail=1000, timestamps=True)
-    head, lines = text.splitlines()[0], text.splitlines()[2:-1]
-    kept = int(head.split(": ")[1].split()[0])
+    head, lines = text.splitlines()[0], text.splitlines()[1:-1]
+    kept = int(head.split()[1])
     assert f"so its {1000 - kept} OLDEST lines are left out" in head and len(lines) == kept
     assert len(text.encode()) < 32 * 1024 + 1024
-    newest = call(sims, "log-needle", tool="get_logs", name=pod, tail=1, timestamps=True).splitlines()[2]
+    newest = call(sims, "log-needle", tool="get_logs", name=pod, tail=1, timestamps=True).splitlines()[1]
     assert lines[-1].split(" ", 1)[1] == newest.split(" ", 1)[1]   # the newest line is the last shown
     window = call(sims, "log-needle", tool="get_logs", name=pod, since_minutes=1, timestamps=True)
-    assert "last 1 minutes)" in window.splitlines()[0] and 50 < len(window.splitlines()) < 200
+    assert "; last 1 minutes (data" in window.splitlines()[0] and 50 < len(window.splitlines()) < 200
 
 
 def test_many_long_matches_stay_within_the_output_cap(sims):
