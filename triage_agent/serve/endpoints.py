@@ -42,6 +42,8 @@ class Service:
         self.sessions = sessions or Sessions()
         self.base_url = base_url
         self.outbox = engine.outbox
+        self.slack = None                        # chat.slack.Slack when --slack-channel is on
+        self.on_resolved = lambda fingerprint: None
 
     def is_webhook_token(self, token) -> bool:
         return bool(self.token) and hmac.compare_digest(str(token).encode(),
@@ -87,6 +89,8 @@ class Service:
         except alerts.AlertError as exc:
             self.engine.refuse("bad_payload")
             return 400, {"error": f"not an Alertmanager payload: {exc}"}
+        for fingerprint in alerts.resolved_fingerprints(doc):
+            self.on_resolved(fingerprint)
         answer = {"firing": len(firing), "queued": [], "deduplicated": [], "refused": []}
         for alert in firing:
             entry = {"fingerprint": alert["fingerprint"] or alerts.fingerprint(alert),
@@ -185,8 +189,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(503 if draining else 200, b"draining\n" if draining else b"ok\n",
                               "text/plain; charset=utf-8")
         if path == "/metrics":
-            return self._send(200, metrics_text(self.service.engine,
-                                                self.service.approvals).encode(),
+            return self._send(200, metrics_text(self.service.engine, self.service.approvals,
+                                                self.service.slack).encode(),
                               "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/runs/"):
             if not self._authorized():
@@ -224,9 +228,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def metrics_text(engine, approvals=None) -> str:
-    """The Prometheus text exposition of the engine's (and the approvals') counters and
-    gauges."""
+def metrics_text(engine, approvals=None, slack=None) -> str:
+    """The Prometheus text exposition of the engine's (and the approvals', and Slack's)
+    counters and gauges."""
     with engine._lock:
         stats = engine.stats
         refused, runs = dict(stats.refused), dict(stats.runs)
@@ -272,6 +276,9 @@ def metrics_text(engine, approvals=None) -> str:
                [("", approvals.pending_count())])
         metric("triage_approvals_total", "counter", "Approval outcomes since serve started.",
                [(f'{{outcome="{k}"}}', v) for k, v in sorted(approvals.counts.items())])
+    if slack is not None:
+        metric("triage_slack_failures_total", "counter", "Slack Web API calls that failed "
+               "(each try, and each call dropped from a full queue).", [("", slack.failures)])
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,213 @@
+"""serve's side of Slack: a thread per alert fingerprint, the report, approvals by button.
+
+    run starts     first run of a fingerprint: a root message (alert, labels, run link);
+                   later runs: a reply in that thread
+    run ends       the root is updated with the report (blocks.root_report); each approval of
+                   the run a message in the thread with Approve / Deny
+    approval       the store changed it (a click, the page, the API, expiry): its message updated
+    resolved       Alertmanager's resolved notification: "resolved" in the thread
+    click          block_actions from Socket Mode: the Slack user must map to an operator
+                   (operators file, slack:U...), the button's value names the approval and its
+                   full argv_sha256; the decision is the store's, under the API's rules
+
+The mapping (fingerprint -> channel and root ts; approval id -> message ts and the state last
+shown) is OUTBOX/slack-threads.json, written atomically at each change, so a restarted serve
+keeps its threads. Every Slack call goes through the Poster's queue: nothing here waits on Slack.
+"""
+
+import json
+import re
+import threading
+from pathlib import Path
+
+from triage_agent.chat import blocks
+from triage_agent.serve import approvals as approvals_mod
+from triage_agent.serve.runs import write_atomically
+
+VALUE = re.compile(r"^(ap-[0-9a-f]{16}):([0-9a-f]{64})$")
+NOT_OPERATOR = "You are not an operator for this service: your click changed nothing."
+
+
+class SlackBridge:
+    """Reacts to serve's events by queueing Slack calls; decides clicks through the store."""
+
+    def __init__(self, *, poster, channel, outbox, store=None, operators=None, base_url=""):
+        self.poster, self.channel, self.store, self.operators = poster, channel, store, operators
+        self.base_url = base_url
+        self.path = Path(outbox) / "slack-threads.json"
+        self._lock = threading.RLock()
+        self.state = self._load()
+
+    def _load(self):
+        try:
+            state = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        state = state if isinstance(state, dict) else {}
+        for key in ("threads", "approvals"):
+            if not isinstance(state.get(key), dict):
+                state[key] = {}
+        return state
+
+    def _save(self):
+        write_atomically(self.path, self.state)
+
+    def run_url(self, run_id):
+        return f"{self.base_url.rstrip('/')}/runs/{run_id}"
+
+    # --- serve's events ---------------------------------------------------------------------
+
+    def run_started(self, run_id, alert):
+        """Queue the thread's root (first run of the fingerprint) or a reply in it."""
+        fingerprint = alert["fingerprint"]
+        with self._lock:
+            thread = self.state["threads"].get(fingerprint)
+            if thread is None:
+                thread = self.state["threads"][fingerprint] = {
+                    "channel": self.channel, "ts": None, "alert": alert, "runs": []}
+                first = True
+            else:
+                first = False
+            thread["runs"].append(run_id)
+            self._save()
+        url = self.run_url(run_id)
+        if first:
+            body = dict(blocks.root_running(alert, url), channel=self.channel)
+            self.poster.submit("chat.postMessage", body,
+                               then=lambda answer: self._rooted(fingerprint, answer))
+        else:
+            self._reply(fingerprint, blocks.note(
+                f"New run for this alert: {blocks.link(url, run_id)}"))
+
+    def _rooted(self, fingerprint, answer):
+        with self._lock:
+            thread = self.state["threads"][fingerprint]
+            thread["ts"], thread["channel"] = answer.get("ts"), answer.get("channel") or \
+                thread["channel"]
+            self._save()
+
+    def _reply(self, fingerprint, message, then=None):
+        """A message in the fingerprint's thread; at the channel's top if it has no root."""
+        def body():
+            with self._lock:
+                thread = self.state["threads"].get(fingerprint) or {}
+                out = dict(message, channel=thread.get("channel") or self.channel)
+                if thread.get("ts"):
+                    out["thread_ts"] = thread["ts"]
+                return out
+        self.poster.submit("chat.postMessage", body, then=then)
+
+    def outcome(self, doc):
+        """An outcome file was written (the run ended, or one of its approvals changed)."""
+        alert = doc.get("alert") or {}
+        fingerprint = alert.get("fingerprint")
+        with self._lock:
+            thread = self.state["threads"].get(fingerprint)
+            if thread is None:
+                return
+            report_due = thread.get("reported") != doc["run_id"]
+            thread["reported"] = doc["run_id"]
+            self._save()
+        if report_due:
+            message = blocks.root_report(thread.get("alert") or alert, doc,
+                                         self.run_url(doc["run_id"]))
+            self.poster.submit("chat.update", lambda: self._root_update(fingerprint, message))
+        for entry in doc.get("approvals") or ():
+            self._show_approval(fingerprint, entry.get("id"))
+
+    def _root_update(self, fingerprint, message):
+        with self._lock:
+            thread = self.state["threads"].get(fingerprint) or {}
+            if not thread.get("ts"):  # the root never got through: the report starts the thread
+                return "chat.postMessage", dict(message, channel=self.channel)
+            return dict(message, channel=thread["channel"], ts=thread["ts"])
+
+    def _show_approval(self, fingerprint, approval_id):
+        record = self.store.get(approval_id) if self.store and approval_id else None
+        if record is None:
+            return
+        with self._lock:
+            shown = self.state["approvals"].get(approval_id)
+            if shown is not None and shown.get("state") == record["state"]:
+                return
+            new = shown is None
+            if new:
+                shown = self.state["approvals"][approval_id] = {"fingerprint": fingerprint,
+                                                                "ts": None}
+            shown["state"] = record["state"]
+            self._save()
+        names = self.operators.names if self.operators else []
+        message = blocks.approval(record, operators=names, run_url=self.run_url(
+            record["run_id"]))
+        if new:
+            self._reply(fingerprint, message, then=lambda answer: self._approval_posted(
+                approval_id, answer))
+        else:
+            self.poster.submit("chat.update", lambda: self._approval_update(approval_id,
+                                                                            message))
+
+    def _approval_posted(self, approval_id, answer):
+        with self._lock:
+            shown = self.state["approvals"][approval_id]
+            shown["ts"], shown["channel"] = answer.get("ts"), answer.get("channel")
+            self._save()
+
+    def _approval_update(self, approval_id, message):
+        with self._lock:
+            shown = self.state["approvals"].get(approval_id) or {}
+            if not shown.get("ts"):
+                return None
+            # the latest state, whatever was queued first: two quick changes show the last
+            record = self.store.get(approval_id)
+            if record is not None:
+                message = blocks.approval(record, operators=self.operators.names if
+                                          self.operators else [],
+                                          run_url=self.run_url(record["run_id"]))
+            return dict(message, channel=shown.get("channel") or self.channel, ts=shown["ts"])
+
+    def approval_changed(self, record):
+        """The store settled a change (any door): show it on the approval's message."""
+        with self._lock:
+            shown = self.state["approvals"].get(record["id"])
+        if shown is not None:
+            self._show_approval(shown["fingerprint"], record["id"])
+
+    def resolved(self, fingerprint):
+        """Alertmanager says the alert resolved: say so in its thread (if it has one)."""
+        with self._lock:
+            known = fingerprint in self.state["threads"]
+        if known:
+            self._reply(fingerprint, blocks.note(":white_check_mark: resolved (Alertmanager)"))
+
+    # --- Socket Mode ------------------------------------------------------------------------
+
+    def handle(self, kind, payload):
+        """One envelope's payload (already acknowledged and deduplicated by SocketMode)."""
+        if kind == "interactive" and payload.get("type") == "block_actions":
+            self.click(payload)
+
+    def click(self, payload):
+        """Approve / Deny buttons: a decision under the store's rules, or nothing at all."""
+        user = (payload.get("user") or {}).get("id")
+        channel = (payload.get("channel") or {}).get("id") or self.channel
+        for action in payload.get("actions") or ():
+            if not isinstance(action, dict) or action.get("action_id") not in ("approve",
+                                                                                "deny"):
+                continue
+            found = VALUE.match(str(action.get("value") or ""))
+            if not found or action.get("block_id") != f"approval:{found.group(1)}":
+                continue  # not one of our buttons: nothing to decide
+            operator = self.operators.name_for_slack(user) if self.operators else None
+            if operator is None or self.store is None:
+                self._ephemeral(channel, user, NOT_OPERATOR)
+                continue
+            try:
+                self.store.decide(found.group(1), decision=action["action_id"],
+                                  digest=found.group(2), operator=operator)
+            except approvals_mod.DecisionError as exc:
+                self._ephemeral(channel, user, "Not taken: " + blocks.escape(str(exc)))
+
+    def _ephemeral(self, channel, user, text):
+        if isinstance(user, str) and user:
+            self.poster.submit("chat.postEphemeral", dict(blocks.note(text), channel=channel,
+                                                          user=user))
