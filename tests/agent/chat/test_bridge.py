@@ -1,0 +1,183 @@
+"""The bridge in process: a real approvals Store over a temp outbox (a recording runner instead
+of kubectl), the real Poster against the fake Slack. Expired clicks run nothing; a thread is one
+per fingerprint and survives a restart; Slack's side never breaks a decision; the options."""
+
+import argparse
+import hashlib
+import json
+import threading
+
+import pytest
+
+from tests.support.fake_slack import BOT, FakeSlack
+from triage_agent.chat import slack as slack_mod
+from triage_agent.chat.bridge import SlackBridge
+from triage_agent.chat.webapi import Poster, WebApi
+from triage_agent.serve import approvals, sessions
+
+CHANNEL = "C0TRIAGE1"
+ARGV = ["kubectl", "rollout", "undo", "deployment/checkout", "-n", "prod"]
+ALERT = {"fingerprint": "fp-1", "labels": {"alertname": "KubePodCrashLooping",
+                                           "namespace": "prod"}, "generatorURL": ""}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1_800_000_000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Runner:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        return 0, "rolled back", ""
+
+
+@pytest.fixture
+def world(tmp_path):
+    fake = FakeSlack().start()
+    clock, runner = Clock(), Runner()
+    store = approvals.Store(tmp_path, execute=True, runner=runner, clock=clock)
+    operators = sessions.Operators({"alice": "0" * 64}, {"U0ALICE01": "alice"})
+    poster = Poster(WebApi(fake.api_url, BOT), delay=0.01)
+
+    def bridge():
+        made = SlackBridge(poster=poster, channel=CHANNEL, outbox=tmp_path, store=store,
+                           operators=operators, base_url="http://triage.example")
+        store.changed = made.approval_changed
+        return made
+
+    yield fake, store, runner, clock, bridge, poster, tmp_path
+    poster.close()
+    fake.stop()
+    assert fake.invalid == []
+
+
+def pending(tmp_path, clock, run_id="r-20261207T210000-0123abcd"):
+    defer = approvals.handoff(tmp_path / run_id, ttl=60, clock=clock)
+
+    class Proposal:
+        kind, namespace, target, reason = "rollout_undo", "prod", "checkout", "bad rollout"
+        argv, command = ARGV, " ".join(ARGV)
+    note = defer(Proposal)
+    approval_id = note.split("approval ")[1].split(")")[0]
+    doc = {"run_id": run_id, "status": "done", "alert": {"fingerprint": "fp-1"},
+           "outcome": {"stop": "report", "report": None}, "approvals": [{"id": approval_id}]}
+    return approval_id, doc
+
+
+def block_actions(approval_id, digest, user="U0ALICE01", action="approve"):
+    return {"type": "block_actions", "user": {"id": user}, "channel": {"id": CHANNEL},
+            "actions": [{"action_id": action, "block_id": f"approval:{approval_id}",
+                         "value": f"{approval_id}:{digest}"}]}
+
+
+def test_an_expired_approval_clicked_runs_nothing(world):
+    fake, store, runner, clock, make, poster, tmp_path = world
+    bridge = make()
+    bridge.run_started("r-20261207T210000-0123abcd", ALERT)
+    approval_id, doc = pending(tmp_path, clock)
+    bridge.outcome(doc)
+    assert poster.wait_idle(10)
+    clock.now += 61
+    digest = approvals.argv_sha256(ARGV)
+    bridge.handle("interactive", block_actions(approval_id, digest))
+    assert poster.wait_idle(10)
+    assert runner.calls == []
+    assert store.get(approval_id)["state"] == "expired"
+    assert any("expired" in e["text"] for e in fake.ephemeral)
+    shown = [m for m in fake.messages.values() if "expired" in m["text"]]
+    assert shown and not any(b["type"] == "actions" for b in shown[0]["blocks"])
+
+
+def test_deny_by_button_and_clicks_that_are_not_ours(world):
+    fake, store, runner, clock, make, poster, tmp_path = world
+    bridge = make()
+    bridge.run_started("r-20261207T210000-0123abcd", ALERT)
+    approval_id, doc = pending(tmp_path, clock)
+    bridge.outcome(doc)
+    digest = approvals.argv_sha256(ARGV)
+    other = block_actions(approval_id, digest)
+    other["actions"][0]["action_id"] = "something_else"
+    bridge.handle("interactive", other)
+    bridge.handle("interactive", dict(block_actions(approval_id, digest), type="view_submission"))
+    bridge.handle("events_api", {"event": {"type": "message"}})
+    assert store.get(approval_id)["state"] == "pending"
+    bridge.handle("interactive", block_actions(approval_id, digest, action="deny"))
+    assert store.get(approval_id)["state"] == "denied" and runner.calls == []
+    assert poster.wait_idle(10)
+    assert any("*denied* by alice" in json.dumps(m["blocks"]) for m in fake.messages.values())
+
+
+def test_one_thread_per_fingerprint_kept_across_a_restart(world):
+    fake, store, runner, clock, make, poster, tmp_path = world
+    make().run_started("r-20261207T210000-0123abcd", ALERT)
+    assert poster.wait_idle(10)
+    [root] = fake.messages.values()
+    again = make()           # serve restarted: the mapping is read back from the outbox
+    again.run_started("r-20261207T220000-0123abcd", ALERT)
+    again.resolved("fp-1")
+    again.resolved("fp-unknown")     # no thread: nothing posted
+    assert poster.wait_idle(10)
+    replies = [m for m in fake.messages.values() if m.get("thread_ts") == root["ts"]]
+    assert len(fake.messages) == 3 and len(replies) == 2
+    assert "r-20261207T220000-0123abcd" in replies[0]["text"]
+    assert "resolved" in replies[1]["text"]
+
+
+def test_a_slack_that_is_down_never_holds_up_a_decision(world, tmp_path):
+    fake, store, runner, clock, make, poster, _ = world
+    fake.stop()
+    dead = Poster(WebApi("http://127.0.0.1:9/api/", BOT, timeout=1), attempts=2, delay=0.01,
+                  log=lambda text: None)
+    bridge = SlackBridge(poster=dead, channel=CHANNEL, outbox=tmp_path, store=store,
+                         operators=None)
+    store.changed = slack_mod.also(lambda record: None, bridge.approval_changed)
+    bridge.run_started("r-20261207T210000-0123abcd", ALERT)
+    approval_id, doc = pending(tmp_path, clock)
+    bridge.outcome(doc)
+    record = store.decide(approval_id, decision="approve", digest=approvals.argv_sha256(ARGV),
+                          operator="alice")
+    assert record["state"] == "executed" and len(runner.calls) == 1
+    assert dead.wait_idle(20) and dead.failures >= 2
+    dead.close()
+    fake.start()    # the fixture stops it again
+
+
+def options(**given):
+    base = {"slack_channel": None, "slack_bot_token_file": None, "slack_app_token_file": None,
+            "slack_api_url": slack_mod.DEFAULT_API_URL}
+    return argparse.Namespace(**{**base, **given})
+
+
+@pytest.mark.parametrize("given, environ, words", [
+    ({"slack_bot_token_file": "x"}, {}, "need --slack-channel"),
+    ({"slack_channel": "#incidents"}, {}, "give the channel's id"),
+    ({"slack_channel": "C0TRIAGE1"}, {}, "needs SLACK_BOT_TOKEN"),
+    ({"slack_channel": "C0TRIAGE1"}, {"SLACK_BOT_TOKEN": "xoxb-1"}, "needs SLACK_APP_TOKEN"),
+    ({"slack_channel": "C0TRIAGE1"}, {"SLACK_BOT_TOKEN": "xapp-1", "SLACK_APP_TOKEN": "xapp-2"},
+     "SLACK_BOT_TOKEN: not a xoxb- token"),
+    ({"slack_channel": "C0TRIAGE1", "slack_api_url": "ftp://x"}, {}, "give an http(s) URL"),
+])
+def test_slack_options_that_cannot_work(given, environ, words):
+    with pytest.raises(slack_mod.SlackConfigError) as err:
+        slack_mod.load(options(**given), environ)
+    assert words in str(err.value)
+    for value in environ.values():
+        assert value not in str(err.value)
+
+
+def test_tokens_from_files_win_and_never_reach_a_run(tmp_path):
+    (tmp_path / "bot").write_text("xoxb-from-file\n")
+    config = slack_mod.load(options(slack_channel="C0TRIAGE1",
+                                    slack_bot_token_file=str(tmp_path / "bot")),
+                            {"SLACK_BOT_TOKEN": "xoxb-env", "SLACK_APP_TOKEN": "xapp-env"})
+    assert (config.bot_token, config.app_token) == ("xoxb-from-file", "xapp-env")
+    assert "xoxb" not in repr(config) and "xapp" not in repr(config)
+    env = slack_mod.child_env({"SLACK_BOT_TOKEN": "b", "SLACK_APP_TOKEN": "a", "PATH": "/bin"})
+    assert env == {"PATH": "/bin"}
