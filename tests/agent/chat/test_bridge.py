@@ -181,3 +181,22 @@ def test_tokens_from_files_win_and_never_reach_a_run(tmp_path):
     assert "xoxb" not in repr(config) and "xapp" not in repr(config)
     env = slack_mod.child_env({"SLACK_BOT_TOKEN": "b", "SLACK_APP_TOKEN": "a", "PATH": "/bin"})
     assert env == {"PATH": "/bin"}
+
+
+def test_the_manifest_in_docs_asks_for_what_serve_uses():
+    import re
+    import textwrap
+    from pathlib import Path
+
+    import yaml
+    text = (Path(__file__).resolve().parents[3] / "docs" / "slack.md").read_text()
+    manifest = yaml.safe_load(textwrap.dedent(re.search(r"```yaml\n(.*?)```", text, re.S)[1]))
+    assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == [
+        "app_mentions:read", "channels:history", "chat:write"]
+    settings = manifest["settings"]
+    assert settings["socket_mode_enabled"] is True
+    assert settings["interactivity"]["is_enabled"] is True
+    assert "request_url" not in settings["interactivity"]   # Socket Mode: no inbound route
+    for flag in ("--slack-channel", "--slack-bot-token-file", "--slack-app-token-file",
+                 "--slack-api-url", "triage_slack_failures_total", "connections:write"):
+        assert flag in text
