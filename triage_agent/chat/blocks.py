@@ -153,12 +153,34 @@ def approval(record, *, operators, run_url) -> dict:
             said += f" by {inert(record['decided_by'])} at {inert(record.get('decided_at'))}"
         if record.get("exit_code") is not None:
             said += f" · exit code {record['exit_code']}"
+        verification = record.get("verification")
+        if isinstance(verification, dict) and verification.get("state"):
+            observed = "; ".join(str(o) for o in verification.get("observed") or ())
+            said += f"\n*Watched:* {inert(verification['state'])}" + (
+                f" · {inert(observed)}" if observed else "")
         blocks.append(section(said))
         if record.get("note") or record.get("output"):
             blocks.append(section(cut(code(record.get("output") or record.get("note")), 2000)))
     blocks.append(context(link(run_url, "run page")))
     return message(inert(f"approval {digest[:12]} {record.get('command')}: {state}"), blocks,
                    run_url)
+
+
+def answer(record, run_url) -> dict:
+    """A follow-up's answer and its evidence, or why there is none."""
+    head = f"*Follow-up* {inert(record.get('id'))}: {inert(record.get('question'))}"
+    if record.get("state") != "answered":
+        return message(inert(f"follow-up {record.get('id')}: no answer"), [section(
+            head + f"\nNo answer: {inert(record.get('error') or record.get('stop'))}"),
+            context(link(run_url, "run page"))], run_url)
+    items = [section(head), section(inert(record.get("answer")))]
+    for item in (record.get("evidence") or [])[:20]:
+        if isinstance(item, dict):
+            items.append(section(cut(code(item.get("quote")), 2000) + "\n"
+                                 + inert(item.get("interpretation"))))
+    items.append(context(("report revised · " if record.get("report_changed") else "")
+                         + link(run_url, "run page")))
+    return message(inert(f"follow-up answer: {record.get('answer')}"), items, run_url)
 
 
 def note(text) -> dict:

@@ -6,6 +6,8 @@
                    the run a message in the thread with Approve / Deny
     approval       the store changed it (a click, the page, the API, expiry): its message updated
     resolved       Alertmanager's resolved notification: "resolved" in the thread
+    mention        the bot mentioned in a thread by a mapped operator: a follow-up question on
+                   the thread's latest finished run; its answer posts in the thread
     click          block_actions from Socket Mode: the Slack user must map to an operator
                    (operators file, slack:U...), the button's value names the approval and its
                    full argv_sha256; the decision is the store's, under the API's rules
@@ -25,14 +27,26 @@ from triage_agent.serve import approvals as approvals_mod
 from triage_agent.serve.runs import write_atomically
 
 VALUE = re.compile(r"^(ap-[0-9a-f]{16}):([0-9a-f]{64})$")
+MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 NOT_OPERATOR = "You are not an operator for this service: your click changed nothing."
+
+
+def shown_state(record) -> str:
+    """What a message shows of an approval: its state, and the watch's verdict once there is
+    one (an executed action watched until it worked or did not)."""
+    verification = record.get("verification")
+    if isinstance(verification, dict) and verification.get("state"):
+        return f"{record['state']}/{verification['state']}"
+    return record["state"]
 
 
 class SlackBridge:
     """Reacts to serve's events by queueing Slack calls; decides clicks through the store."""
 
-    def __init__(self, *, poster, channel, outbox, store=None, operators=None, base_url=""):
+    def __init__(self, *, poster, channel, outbox, store=None, operators=None, base_url="",
+                 questions=None):
         self.poster, self.channel, self.store, self.operators = poster, channel, store, operators
+        self.questions = questions   # serve's follow-ups: ask(run_id, question, operator)
         self.base_url = base_url
         self.path = Path(outbox) / "slack-threads.json"
         self._lock = threading.RLock()
@@ -128,13 +142,14 @@ class SlackBridge:
             return
         with self._lock:
             shown = self.state["approvals"].get(approval_id)
-            if shown is not None and shown.get("state") == record["state"]:
+            seen = shown_state(record)
+            if shown is not None and shown.get("state") == seen:
                 return
             new = shown is None
             if new:
                 shown = self.state["approvals"][approval_id] = {"fingerprint": fingerprint,
                                                                 "ts": None}
-            shown["state"] = record["state"]
+            shown["state"] = seen
             self._save()
         names = self.operators.names if self.operators else []
         message = blocks.approval(record, operators=names, run_url=self.run_url(
@@ -185,6 +200,49 @@ class SlackBridge:
         """One envelope's payload (already acknowledged and deduplicated by SocketMode)."""
         if kind == "interactive" and payload.get("type") == "block_actions":
             self.click(payload)
+        elif kind == "events_api" and isinstance(payload.get("event"), dict) and \
+                payload["event"].get("type") == "app_mention":
+            self.mention(payload["event"])
+
+    def mention(self, event):
+        """The bot mentioned in one of our threads: from a mapped operator, a follow-up question
+        on the thread's latest finished run (serve's follow-ups, under their rules)."""
+        user, channel = event.get("user"), event.get("channel") or self.channel
+        thread_ts = event.get("thread_ts")
+        if event.get("bot_id") or not isinstance(user, str) or not thread_ts:
+            return
+        with self._lock:
+            found = [(fp, t) for fp, t in self.state["threads"].items()
+                     if t.get("ts") == thread_ts and t.get("channel") == channel]
+        if not found:
+            return
+        fingerprint, thread = found[0]
+        operator = self.operators.name_for_slack(user) if self.operators else None
+        if operator is None:
+            return self._ephemeral(channel, user, NOT_OPERATOR.replace("click", "question"))
+        question = MENTION.sub("", str(event.get("text") or "")).strip()
+        run_id = thread.get("reported")
+        if self.questions is None or not run_id:
+            return self._ephemeral(channel, user, "No follow-up can be asked here yet: "
+                                   + ("serve takes follow-ups only with --operators"
+                                      if self.questions is None else "the run has not ended"))
+        try:
+            record = self.questions.ask(run_id, question, operator)
+        except Exception as exc:  # QuestionError: refused under serve's rules, nothing asked
+            if getattr(exc, "status", None) is None:
+                raise
+            return self._ephemeral(channel, user, "Not asked: " + blocks.escape(str(exc)))
+        self._reply(fingerprint, blocks.note(
+            f"Follow-up {blocks.inert(record.get('id'))} from {blocks.inert(operator)} on "
+            f"{blocks.link(self.run_url(run_id), run_id)}: queued"))
+
+    def question_done(self, record):
+        """A follow-up ended: its answer (with evidence) or why there is none, in the thread."""
+        run_id = record.get("run_id")
+        with self._lock:
+            found = [fp for fp, t in self.state["threads"].items() if run_id in t["runs"]]
+        if found:
+            self._reply(found[0], blocks.answer(record, self.run_url(run_id)))
 
     def click(self, payload):
         """Approve / Deny buttons: a decision under the store's rules, or nothing at all."""

@@ -200,3 +200,81 @@ def test_the_manifest_in_docs_asks_for_what_serve_uses():
     for flag in ("--slack-channel", "--slack-bot-token-file", "--slack-app-token-file",
                  "--slack-api-url", "triage_slack_failures_total", "connections:write"):
         assert flag in text
+
+
+class Questions:
+    """A stand-in for serve's follow-ups (followups.Questions' ask): one at a time per run."""
+
+    class Refused(Exception):
+        def __init__(self, status, message):
+            super().__init__(message)
+            self.status = status
+
+    def __init__(self):
+        self.asked = []
+
+    def ask(self, run_id, question, operator):
+        if any(r["run_id"] == run_id and r["state"] == "queued" for r in self.asked):
+            raise self.Refused(409, "follow-up q-1 of this run is still queued or running")
+        record = {"id": f"q-{len(self.asked) + 1}", "run_id": run_id, "question": question,
+                  "asked_by": operator, "state": "queued"}
+        self.asked.append(record)
+        return record
+
+
+def mention(ts, user="U0ALICE01", text="<@U0BOT> why did it start now? <!channel>"):
+    return {"event_id": f"Ev-{user}-{text}", "event": {
+        "type": "app_mention", "user": user, "channel": CHANNEL, "thread_ts": ts, "text": text,
+        "ts": "1765000999.000001"}}
+
+
+def test_a_mention_in_the_thread_is_a_follow_up_and_its_answer_posts_there(world):
+    fake, store, runner, clock, make, poster, tmp_path = world
+    questions = Questions()
+    bridge = make()
+    bridge.questions = questions
+    run_id = "r-20261207T210000-0123abcd"
+    bridge.run_started(run_id, ALERT)
+    assert poster.wait_idle(10)
+    [root] = fake.messages.values()
+    bridge.handle("events_api", mention(root["ts"]))        # the run has not ended yet
+    assert poster.wait_idle(10) and "has not ended" in fake.ephemeral[-1]["text"]
+    bridge.outcome({"run_id": run_id, "status": "done", "alert": {"fingerprint": "fp-1"},
+                    "outcome": {"stop": "report", "report": None}})
+    bridge.handle("events_api", mention(root["ts"], user="U0MALLORY"))
+    bridge.handle("events_api", mention("1765000000.424242"))   # not one of our threads
+    bridge.handle("events_api", mention(root["ts"]))
+    bridge.handle("events_api", mention(root["ts"], text="<@U0BOT> and again"))
+    assert poster.wait_idle(10)
+    assert [q["question"] for q in questions.asked] == ["why did it start now? <!channel>"]
+    assert questions.asked[0]["asked_by"] == "alice" and questions.asked[0]["run_id"] == run_id
+    notes = [e["text"] for e in fake.ephemeral]
+    assert any("not an operator" in n for n in notes) and any("still queued" in n for n in notes)
+    bridge.question_done(dict(questions.asked[0], state="answered",
+                              answer="the image changed at 20:58 <!here>",
+                              evidence=[{"quote": "Back-off restarting", "interpretation": "x"}]))
+    assert poster.wait_idle(10)
+    replies = [m for m in fake.messages.values() if m.get("thread_ts") == root["ts"]]
+    text = json.dumps([r["blocks"] for r in replies])
+    assert "queued" in replies[0]["text"] and "the image changed at 20:58" in text
+    assert "<!here>" not in text and "<!channel>" not in text and "Back-off restarting" in text
+
+
+def test_the_watch_verdict_updates_the_approval_message(world):
+    fake, store, runner, clock, make, poster, tmp_path = world
+    bridge = make()
+    bridge.run_started("r-20261207T210000-0123abcd", ALERT)
+    approval_id, doc = pending(tmp_path, clock)
+    bridge.outcome(doc)
+    store.decide(approval_id, decision="approve", digest=approvals.argv_sha256(ARGV),
+                 operator="alice")
+    assert poster.wait_idle(10)
+    # what the watch after an executed action leaves in the record, then the store's change
+    path = next(tmp_path.glob(f"*.approval.{approval_id}.json"))
+    record = json.loads(path.read_text())
+    record["verification"] = {"state": "recovered", "observed": ["checkout 3/3 Ready"]}
+    path.write_text(json.dumps(record))
+    bridge.approval_changed(record)
+    assert poster.wait_idle(10)
+    shown = [m for m in fake.messages.values() if "Watched" in json.dumps(m["blocks"])]
+    assert shown and "recovered" in json.dumps(shown[0]["blocks"])
