@@ -28,7 +28,16 @@ from triage_agent.serve.runs import write_atomically
 
 VALUE = re.compile(r"^(ap-[0-9a-f]{16}):([0-9a-f]{64})$")
 MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
+# the mapping file stays bounded: the oldest threads and approval messages are forgotten (a run
+# of a forgotten fingerprint starts a new thread)
+KEPT_THREADS, KEPT_APPROVALS = 2000, 5000
 NOT_OPERATOR = "You are not an operator for this service: your click changed nothing."
+
+
+def _bound(mapping, most):
+    """Forget the oldest entries past `most` (a dict keeps the order they came in)."""
+    while len(mapping) > most:
+        mapping.pop(next(iter(mapping)))
 
 
 def shown_state(record) -> str:
@@ -79,6 +88,7 @@ class SlackBridge:
             if thread is None:
                 thread = self.state["threads"][fingerprint] = {
                     "channel": self.channel, "ts": None, "alert": alert, "runs": []}
+                _bound(self.state["threads"], KEPT_THREADS)
                 first = True
             else:
                 first = False
@@ -149,6 +159,7 @@ class SlackBridge:
             if new:
                 shown = self.state["approvals"][approval_id] = {"fingerprint": fingerprint,
                                                                 "ts": None}
+                _bound(self.state["approvals"], KEPT_APPROVALS)
             shown["state"] = seen
             self._save()
         names = self.operators.names if self.operators else []

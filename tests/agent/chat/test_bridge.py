@@ -278,3 +278,30 @@ def test_the_watch_verdict_updates_the_approval_message(world):
     assert poster.wait_idle(10)
     shown = [m for m in fake.messages.values() if "Watched" in json.dumps(m["blocks"])]
     assert shown and "recovered" in json.dumps(shown[0]["blocks"])
+
+
+def test_the_thread_mapping_stays_bounded(world, monkeypatch):
+    from triage_agent.chat import bridge as bridge_mod
+    fake, store, runner, clock, make, poster, tmp_path = world
+    monkeypatch.setattr(bridge_mod, "KEPT_THREADS", 2)
+    bridge = make()
+    for n in range(3):
+        bridge.run_started(f"r-20261207T21000{n}-0123abcd", dict(ALERT, fingerprint=f"fp-{n}"))
+    assert poster.wait_idle(10)
+    kept = json.loads((tmp_path / "slack-threads.json").read_text())["threads"]
+    assert list(kept) == ["fp-1", "fp-2"] and len(fake.messages) == 3
+
+
+def test_serve_refuses_slack_options_that_cannot_work(tmp_path, monkeypatch):
+    from tests.agent.cli.test_cli import REPLAY
+    from triage_agent.serve import service
+    for name in slack_mod.TOKEN_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(service.ServeUsageError, match="needs SLACK_BOT_TOKEN"):
+        service.parse(["--namespaces", "prod", "--replay", str(REPLAY / "crashloop.json"),
+                       "--slack-channel", "C0TRIAGE1"])
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    args, _ = service.parse(["--namespaces", "prod", "--replay", str(REPLAY / "crashloop.json"),
+                             "--slack-channel", "C0TRIAGE1"])
+    assert args.slack.channel == "C0TRIAGE1" and args.slack.api_url == "https://slack.com/api/"
