@@ -87,7 +87,8 @@ def test_alert_thread_report_and_one_click_is_one_write(kube_sim, tmp_path, slac
         assert root["channel"] == CHANNEL
         first_two = slack.posted("chat.postMessage")[:2]      # the 429, then its retry
         assert first_two[0] == first_two[1] and not first_two[0].get("thread_ts")
-        assert first_two[0]["text"].startswith("Triaging KubePodCrashLooping prod/checkout")
+        assert first_two[0]["text"] == "Triaging KubePodCrashLooping prod/checkout…"
+        assert "pod=checkout-6f8d9c7b5d-x7k2p" in json.dumps(first_two[0]["blocks"])
         summary = outcome["outcome"]["report"]["summary"]
         slack.wait(lambda: summary[:30] in json.dumps(slack.messages[root["ts"]]["blocks"],
                                                       ensure_ascii=False))

@@ -62,8 +62,10 @@ def message(fallback, blocks, run_url=None) -> dict:
 
 def alert_title(alert) -> str:
     labels = alert.get("labels") or {}
-    where = "/".join(x for x in (labels.get("namespace"), labels.get("pod") or labels.get(
-        "deployment") or labels.get("service")) if x)
+    workload = next((labels[key] for key in ("deployment", "statefulset", "daemonset",
+                                             "job_name", "service", "pod") if labels.get(key)),
+                    None)
+    where = "/".join(x for x in (labels.get("namespace"), workload) if x)
     return " ".join(x for x in (labels.get("alertname") or "alert", where) if x)
 
 

@@ -259,6 +259,8 @@ class SlackBridge:
         """Approve / Deny buttons: a decision under the store's rules, or nothing at all."""
         user = (payload.get("user") or {}).get("id")
         channel = (payload.get("channel") or {}).get("id") or self.channel
+        if channel != self.channel:
+            return  # our buttons live in our channel only; anything else decides nothing
         for action in payload.get("actions") or ():
             if not isinstance(action, dict) or action.get("action_id") not in ("approve",
                                                                                 "deny"):

@@ -107,6 +107,9 @@ def test_deny_by_button_and_clicks_that_are_not_ours(world):
     bridge.handle("interactive", other)
     bridge.handle("interactive", dict(block_actions(approval_id, digest), type="view_submission"))
     bridge.handle("events_api", {"event": {"type": "message"}})
+    elsewhere = block_actions(approval_id, digest)
+    elsewhere["channel"] = {"id": "C0ELSEWHERE"}
+    bridge.handle("interactive", elsewhere)
     assert store.get(approval_id)["state"] == "pending"
     bridge.handle("interactive", block_actions(approval_id, digest, action="deny"))
     assert store.get(approval_id)["state"] == "denied" and runner.calls == []
