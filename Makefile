@@ -118,7 +118,8 @@ test-browser: test-deps
 	TRIAGE_BROWSER_TESTS=1 $(TEST_PYTHON) -m pytest -p no:cacheprovider tests/browser
 
 # The crashloop investigation, replayed against the simulated cluster whose logs carry an
-# injection attempt: no API key, no cluster.
+# injection attempt: no API key, no cluster. --verify makes the review too (the fixture carries
+# its answer), so the report opens with its Checked line.
 # `make demo CLUSTER=NAME` replays that eval scenario instead (its cluster, symptom and replay;
 # a Prometheus beside the simulator when the cluster has metrics, e.g. CLUSTER=memory-leak).
 demo: check
@@ -126,15 +127,17 @@ ifneq ($(filter command line environment,$(origin CLUSTER)),)
 	$(PYTHON) -m fixtures.run_on_sim --scenario $(CLUSTER)
 else
 	$(PYTHON) -m fixtures.run_on_sim injection "checkout pods in prod keep restarting" \
-		--namespaces prod --replay fixtures/replay/crashloop-injection.json
+		--namespaces prod --replay fixtures/replay/crashloop-injection.json --verify
 endif
 
 # The three write gates on the simulated cluster: the replay proposes a rollback, you answer the
-# approval prompt, and with --execute an approved rollback really changes the simulated cluster.
+# approval prompt, and with --execute an approved rollback really changes the simulated cluster,
+# whose new pods take 3 s to come up; the watch after it says whether checkout recovered.
 demo-approve: check
-	$(PYTHON) -m fixtures.run_on_sim crashloop "checkout pods in prod keep restarting" \
+	$(PYTHON) -m fixtures.run_on_sim crashloop --pod-start-delay 3 \
+		"checkout pods in prod keep restarting" \
 		--namespaces prod --replay fixtures/replay/crashloop-undo.json \
-		--allow-action rollout_undo --execute
+		--allow-action rollout_undo --execute --verify-quiet 10
 
 # The Alertmanager webhook service on the simulated cluster: one example alert posted, its
 # triage replayed (no API key), the outcome and /metrics shown, and the one pending approval it

@@ -40,9 +40,9 @@ def build_parser():
     parser.add_argument("--quiet", action="store_true", help="no audit lines on stderr")
     parser.add_argument("--no-cluster-tools", action="store_true",
                         help="do not offer the cluster-scoped tools (get_nodes, describe_node,"
-                             " get_priority_classes), and keep every cluster-scoped path out of the"
-                             " proxy's allow-list (get_ingresses and get_rbac then say what they could"
-                             " not check)")
+                             " get_priority_classes, get_api_resources), and keep every cluster-scoped"
+                             " path out of the proxy's allow-list (get_ingresses, get_rbac and"
+                             " get_custom_resources then say what they could not check)")
     parser.add_argument("--read-tls-certificates", action="store_true",
                         help="let get_ingresses read the TLS Secrets its Ingresses name, one by name, to"
                              " report each certificate's subject, issuer and dates (the key is never"

@@ -30,8 +30,8 @@ import json
 import os
 import sys
 
-from triage_agent import actions, terminal
-from triage_agent.actions import prompt
+from triage_agent import terminal
+from triage_agent.actions import wiring
 from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_ROOT,
                                   UsageError, build_parser, check_options, server_argv)
 
@@ -141,15 +141,16 @@ def end_early(args, exc, stderr, signals, recorder=None):
 def print_outcome(outcome, args, stderr):
     """Report (or JSON) on stdout; stop, error and cost on stderr."""
     from triage_agent import report
-    from triage_agent.telemetry import records
     args.outcome_printed = True
     if args.json:
         terminal.print_stdout(json.dumps(outcome.to_dict(), indent=1, default=str))
     taken = report.actions_taken(outcome.proposals)
     if not args.json and outcome.report is not None:
+        from triage_agent.verify import show
         text = report.render_text(outcome.report, grounding_warnings=outcome.grounding_warnings,
                                   context=args.context, kubeconfig=args.kubeconfig,
-                                  actions=taken)
+                                  actions=taken, checked=show.checked(
+                                      outcome.verification, outcome.report.get("confidence")))
         if outcome.alert:
             from triage_agent.serve import alerts
             text = alerts.render_identity(outcome.alert) + "\n\n" + text
@@ -157,8 +158,16 @@ def print_outcome(outcome, args, stderr):
     elif not args.json and any(taken.values()):  # no report: what ran must still be said
         print("triage-agent: actions taken in this run:\n"
               + "\n".join(report.render_actions_taken(taken)), file=stderr)
-    if outcome.stop != "report":
-        print(f"triage-agent: run ended without a report (stop: {outcome.stop})", file=stderr)
+    print_notes(outcome, args, stderr)
+
+
+def print_notes(outcome, args, stderr):
+    """The stderr lines after a run or a follow-up: stop, errors, violations, cost."""
+    from triage_agent.telemetry import records
+    if outcome.stop not in ("report", "answer"):
+        ended = "run ended without a report" if outcome.followup is None else \
+            f"follow-up {outcome.followup} ended without an answer"
+        print(f"triage-agent: {ended} (stop: {outcome.stop})", file=stderr)
     if outcome.error:
         print(f"triage-agent: {outcome.error}", file=stderr)
     if outcome.audit_error:
@@ -171,6 +180,8 @@ def print_outcome(outcome, args, stderr):
     usage = records.Usage(**outcome.usage, cost=outcome.cost_usd)
     line = records.cost_line(outcome.model, usage, getattr(args, "prices", None),
                              provider=provider_name(args))
+    if outcome.followup is not None:
+        line = f"follow-up {outcome.followup}: {line}"
     if outcome.context:
         from triage_agent import context
         line += " · " + context.cost_tail(outcome.context)
@@ -274,11 +285,12 @@ def triage(args, policy, model, model_name, client, recorder, stderr, signals):
     print(f"triage-agent: {server_line(tools)}", file=stderr)
     recorder.tracer.mcp_attributes = {"mcp.protocol.version": tools.protocol_version}
     recorder.tracer.provider = recorder.provider = provider_name(args)
+    transcript = {}
     try:
         failed = preflight(args, policy, tools, stderr, recorder)
         if not failed:
             outcome = investigate(args, policy, model, model_name, tools, toolset, recorder,
-                                  stderr)
+                                  stderr, transcript=transcript)
     finally:
         signals.disarm()  # the run is over: no signal may cut the server's shutdown or the output
         tools.close()
@@ -292,7 +304,12 @@ def triage(args, policy, model, model_name, client, recorder, stderr, signals):
         save_recording(args, model, model_name, stderr)
     print_outcome(outcome, args, stderr)
     recorder.finish(outcome)  # after the output: a slow collector must not hold the report back
-    return signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+    code = signals.exit_code() if outcome.stop == "interrupted" else outcome.exit_code
+    if args.session or args.interactive:
+        from triage_agent.followup import command
+        return command.after_run(args, policy, model, model_name, outcome, transcript,
+                                 stderr, signals, code)
+    return code
 
 
 def preflight(args, policy, tools, stderr, recorder=None):
@@ -319,8 +336,9 @@ def server_line(client):
     return f"MCP server {name}, protocol {client.protocol_version} ({era})"
 
 
-def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr):
-    """Wire the gate and the settings and run the loop; returns its Outcome."""
+def investigate(args, policy, model, model_name, tools, toolset, recorder, stderr, **loop_extra):
+    """Wire the gate and the settings and run the loop (`loop_extra`: a follow-up's resume and
+    ending, a transcript to fill); returns its Outcome."""
     from triage_agent import loop
     reasons = {}
     for left_out in toolset.not_offered:
@@ -328,26 +346,13 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     for reason, names in reasons.items():
         print(f"triage-agent: not offered to the model ({reason}): "
               + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
-    gate = actions.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
-                              approve=prompt.tty_approve, runner=actions.run_command,
-                              namespaces=policy.namespaces, context=args.context,
-                              kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
-                              say=lambda line: print(line, file=stderr), defer=hand_over(args))
+    gate = wiring.make_gate(args, policy, recorder, stderr, tools)
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks, prices=args.prices)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
-                           progress=lambda line: print(line, file=stderr))
-
-
-def hand_over(args):
-    """--pending-approvals (set by serve): the gate's defer seam, which writes each proposal as
-    a pending approval for an operator instead of asking on a terminal; else None."""
-    if not args.pending_approvals:
-        return None
-    from triage_agent.serve import approvals
-    return approvals.handoff(args.pending_approvals, alert=getattr(args, "alert_identity", None),
-                             ttl=args.approval_ttl)
+                           progress=lambda line: print(line, file=stderr),
+                           review=args.verify or not (args.replay or args.no_verify), **loop_extra)
 
 
 def save_recording(args, model, model_name, stderr):
@@ -367,6 +372,9 @@ def main(argv=None):
     if argv[:1] == ["serve"]:
         from triage_agent.serve import service as serve
         return serve.main(argv[1:])
+    if argv[:1] == ["ask"]:
+        from triage_agent.followup import command
+        return command.main(argv[1:])
     stderr = terminal.QuietStream(sys.stderr)
     try:
         args = build_parser().parse_args(argv)

@@ -14,6 +14,21 @@ the conversation); only its text becomes a stub naming the call. The results of 
 KEEP_ROUNDS rounds and of write_report are never cleared. Clearing in one batch matters for
 the prompt cache: everything after the first cleared block is written to the cache again, so
 clearing a little on every step would rewrite the rest of the conversation every time.
+
+Where the request's breakpoints go (`mark_breakpoints`; the system block carries the first, so
+tools and system are one cached prefix). The API finds an earlier cache entry only by looking
+back from a breakpoint about 20 blocks, so each entry a later request should read ends at a
+breakpoint of its own, wherever the blocks after it are:
+
+    [tools, system]bp ... [turn of the last cleared result]bp ... [previous user turn]bp [newest]bp
+                           the clearing after it starts here:     what the last       read by
+                           its request reads up to this turn      request wrote       the next
+
+The previous user turn is the last request's newest: read whole however many blocks the newest
+turn added (a wide turn of parallel calls adds more than 20). The request that clears marks the
+turn where the clearing before it stopped (read: the prefix before it is unchanged) and the one
+where it stops itself (written, for the next clearing), in place of the previous user turn,
+whose prefix has just changed.
 """
 
 import json
@@ -147,6 +162,26 @@ def clear_results(messages, *, measure, target, ids, describe):
     return clearing
 
 
+MARK = {"type": "ephemeral"}
+
+
+def mark_breakpoints(messages, anchors=()):
+    """A copy of `messages` with cache_control on the last block of the newest user turn, of the
+    turns holding the results `anchors` names (tool_use ids) and, while fewer than three, of the
+    user turn before the newest (the system block is the fourth)."""
+    users = [i for i, m in enumerate(messages) if m["role"] == "user" and m["content"]]
+    held = {i for i in users if any(b.get("tool_use_id") in anchors for b in messages[i]["content"])}
+    chosen = set(users[-1:]) | held
+    if len(chosen) < 3:
+        chosen |= set(users[-2:])
+    messages = list(messages)
+    for i in chosen:
+        content = list(messages[i]["content"])
+        content[-1] = dict(content[-1], cache_control=dict(MARK))
+        messages[i] = dict(messages[i], content=content)
+    return messages
+
+
 NARROWING = ("name", "selector", "label_selector", "container", "tail", "since_seconds", "type",
              "involved_kind", "kind", "window_minutes", "minutes", "match")
 
@@ -173,6 +208,7 @@ class Keeper:
         self.saved_bytes = 0      # what was not sent again: `freed` summed over later requests
         self.cut_results = 0
         self.largest = None       # {tool, step, bytes} of the largest result a tool returned
+        self.anchors = ()         # the last result each of the last clearings cleared (ids)
 
     def result(self, text, *, tool, step, input_schema=None):
         """A redacted tool result -> Capped (what the model is shown)."""
@@ -184,7 +220,8 @@ class Keeper:
 
     def prepare(self, build, messages, *, clearable_ids, describe):
         """(request, Clearing or None): build() the request; when its estimate is over the
-        budget, clear old results in `messages` (in place) and build it again."""
+        budget, clear old results in `messages` (in place) and build it again. build() places
+        its breakpoints by `anchors`."""
         request = build()
         size = request_bytes(request)
         clearing = None
@@ -198,7 +235,9 @@ class Keeper:
                 self.cleared_results += clearing.results
                 self.cleared_bytes += clearing.bytes
                 self.freed += clearing.bytes
-                request = build()
+                self.anchors = self.anchors[-1:] + clearing.tool_use_ids[-1:]
+                request = build()   # reads up to the last clearing's end, writes up to this one's
+                self.anchors = self.anchors[-1:]
                 size = request_bytes(request)
         self.saved_bytes += self.freed
         self.budget.sent(size)

@@ -15,7 +15,7 @@ def describe_call(name, arguments):
     if not isinstance(arguments, dict):
         line = f"{name} {terminal.shorten(redact(repr(arguments)), 80)}"
     else:
-        if name == "write_report":
+        if name in ("write_report", "answer"):
             arguments = report_digest(arguments)
         line = " ".join([str(name)] + [
             f"{k}={str(v).lower() if isinstance(v, bool) else terminal.shorten(redact(str(v)), 60)}"
@@ -29,6 +29,10 @@ def report_digest(arguments):
     def count(key):
         value = arguments.get(key)
         return len(value) if isinstance(value, list) else value
+    if "answer" in arguments or "report_changed" in arguments:  # a follow-up's answer
+        return {"evidence": count("evidence"), "report_changed": arguments.get("report_changed"),
+                "answer_chars": len(arguments["answer"]) if isinstance(
+                    arguments.get("answer"), str) else None}
     return {"severity": arguments.get("severity"), "confidence": arguments.get("confidence"),
             "evidence": count("evidence"), "affected": count("affected")}
 

@@ -9,7 +9,7 @@
         max_tokens  -> nothing in that turn runs; each call gets an error result; once only
         end_turn    -> one nudge to call write_report, then stop
         refusal / model_context_window_exceeded -> stop;  pause_turn -> send again
-        a valid, grounded write_report ends the run after its round
+        a valid, grounded write_report ends the run after its round (a follow-up: answer)
 
 Every way a run can end (a stop reason, a budget, ApiError, McpError, a seam raising RunEnded,
 KeyboardInterrupt) is turned into an `Outcome` in `run_triage` and nowhere else. The seams it
@@ -23,7 +23,8 @@ import time
 
 from mcp_kubectl_server.redact import redact
 from triage_agent import policy as rules
-from triage_agent import context, prompts, report, terminal, turns
+from triage_agent import actions, context, prompts, report, terminal, turns
+from triage_agent.actions import looks
 from triage_agent.telemetry import records
 from triage_agent.lines import describe_call, first_line, report_digest
 from triage_agent.mcp.client import McpError
@@ -31,6 +32,7 @@ from triage_agent.model.errors import ApiError
 from triage_agent.outcome import Outcome
 from triage_agent.seams import RunEnded
 from triage_agent.turns import Settings
+from triage_agent.verify import outcome as verify
 
 FINAL_STOP = {True: "max_repeats", False: "max_steps"}
 VIOLATING_PROPOSALS = ("invalid", "refused", "repeat_denied", "denied")
@@ -40,19 +42,23 @@ class _Run:
     """One run's state; methods are the loop's steps. Raises RunEnded to stop."""
 
     def __init__(self, symptom, *, model, tools, policy, settings, toolset, gate, recorder,
-                 progress):
+                 progress, resume=None, ending=None):
         self.model, self.tools, self.policy, self.settings = model, tools, policy, settings
         self.toolset, self.gate, self.recorder = toolset, gate, recorder
         self.progress = progress or (lambda line: None)
-        self.ledger = rules.Ledger()
+        self.ledger, self.symptom, self.entries = rules.Ledger(), symptom, []  # entries: audit
         self.outcome = Outcome(model=settings.model)
-        first = prompts.first_turn(symptom, policy.namespaces, policy)
-        self.messages = [{"role": "user", "content": [{"type": "text", "text": first}]}]
+        self.ending = ending or report.ReportEnding()
+        # every tool_use id in the conversation (turns.repair_content); a follow-up's `resume`
+        # gives the stored conversation and fills the ledger with the results it may cite
+        self.used_ids = set(resume.used_ids) if resume else set()
+        self.messages = resume.begin(self.ledger) if resume else [{"role": "user", "content": [
+            {"type": "text", "text": prompts.first_turn(symptom, policy.namespaces, policy)}]}]
         self.final = False          # set when repeats are spent: the next call is the last
-        self.nudged = self.cut_off = self.pushed_zero = self.pushed_grounding = False
+        self.nudged = self.cut_off = False
+        self.pushed = set()         # the one-time push-backs used: "zero", "grounding"
         self.last_decision = None
         self.spend = turns.Spend(settings.prices)
-        self.used_ids = set()       # every tool_use id in the conversation (turns.repair_content)
         budget = policy.context_budget_tokens
         self.keeper = context.Keeper(max_result_bytes=policy.max_result_bytes, budget_tokens=(
             context.default_budget(settings.model) if budget is None else budget))
@@ -63,8 +69,8 @@ class _Run:
             stop_reason, content, uses = self.call_model(step, last)
             self.store(content)
             self.handle(stop_reason, uses, step, last)
-            if self.outcome.report is not None:
-                raise RunEnded("report")
+            if self.ending.done(self.outcome):
+                raise RunEnded(self.ending.stop)
             if last:
                 raise RunEnded(FINAL_STOP[self.final])
         raise RunEnded("max_steps")
@@ -99,7 +105,7 @@ class _Run:
         if self.nudged and not last:
             raise RunEnded("end_turn")
         self.nudged = True
-        self.tell([{"type": "text", "text": prompts.NUDGE_REPORT}])
+        self.tell([{"type": "text", "text": self.ending.nudge}])
         return None
 
     def call_model(self, step, last):
@@ -112,29 +118,20 @@ class _Run:
         try:
             response = self.model(request)
         except ApiError as exc:
-            self.trace(records.model_call_span(step=step, request=request, response=None,
-                                               started=started, ended=time.time(), error=exc))
-            raise RunEnded("api_error", turns.api_error_text(exc)) from exc
+            raise self.failed(step, request, started, exc, turns.api_error_text(exc)) from exc
         except (RunEnded, KeyboardInterrupt):
             raise
         except Exception as exc:  # a broken model seam ends the run, never the process
-            self.trace(records.model_call_span(step=step, request=request, response=None,
-                                               started=started, ended=time.time(), error=exc))
-            raise RunEnded("api_error", f"model call failed ({type(exc).__name__}): {exc}")
+            raise self.failed(step, request, started, exc,
+                              f"model call failed ({type(exc).__name__}): {exc}") from exc
         if not turns.well_formed(response):
             why = f"malformed model response: {response!r:.200}"
-            self.trace(records.model_call_span(step=step, request=request, response=None,
-                                               started=started, ended=time.time(),
-                                               error=ValueError(why)))
-            raise RunEnded("api_error", why)
+            raise self.failed(step, request, started, ValueError(why), why)
         unusable = turns.usage_problem(response)
         if unusable:
             why = (f"the model API's response cannot be accounted for: {unusable}; the run stops "
                    "rather than spend what it cannot count")
-            self.trace(records.model_call_span(step=step, request=request, response=response,
-                                               started=started, ended=time.time(),
-                                               error=ValueError(why)))
-            raise RunEnded("api_error", why)
+            raise self.failed(step, request, started, ValueError(why), why, response=response)
         response, inferred = turns.fill_stop_reason(response)
         content, uses, notes = turns.repair_content(response["content"], self.used_ids, step=step)
         notes += [inferred] if inferred else []
@@ -147,10 +144,17 @@ class _Run:
             raise RunEnded("api_error", unknown)
         return response.get("stop_reason"), content, uses
 
+    def failed(self, step, request, started, error, why, *, response=None):
+        """A model call that cannot be used: its span, and the RunEnded to raise."""
+        self.trace(records.model_call_span(step=step, request=request, response=response,
+                                           started=started, ended=time.time(), error=error))
+        return RunEnded("api_error", why)
+
     def prepare_request(self, step):
         """The request for this step, old results cleared first when it would pass the budget."""
         def build():
-            return turns.build_request(self.settings, self.toolset, self.messages)
+            return turns.build_request(self.settings, self.toolset, self.messages,
+                                       anchors=self.keeper.anchors)
 
         def describe(use_id):
             return describe_call(*self.ledger.calls[use_id])
@@ -163,7 +167,8 @@ class _Run:
             figures = {"results": clearing.results, "bytes": clearing.bytes,
                        "tokens_before": clearing.tokens_before, "tokens_after": clearing.tokens_after,
                        "budget_tokens": self.keeper.budget.tokens}
-            self.record(step=step, tool="context", decision="context_cleared", **figures)
+            self.record(step=step, tool="context", decision="context_cleared",
+                        tool_use_ids=list(clearing.tool_use_ids), **figures)
             self.trace({"event": "context_cleared", "step": step, **figures})
             self.say(f"[step {step}/{self.policy.max_steps}] cleared {clearing.results} old tool "
                      f"results ({clearing.bytes:,} bytes) to stay within "
@@ -190,7 +195,7 @@ class _Run:
     def say_last_call(self):
         # after a paused turn the newest message is the assistant's; the user turn before it
         newest = next(m for m in reversed(self.messages) if m["role"] == "user")
-        block = {"type": "text", "text": prompts.LAST_CALL}
+        block = {"type": "text", "text": self.ending.last_call}
         if block not in newest["content"]:
             newest["content"].append(block)
 
@@ -215,10 +220,10 @@ class _Run:
         entry = self.toolset.by_api_name.get(use["name"])
         name, arguments = (entry["name"] if entry else use["name"]), use.get("input")
         self.say(f"[step {step}/{self.policy.max_steps}] {describe_call(name, arguments)}")
-        if entry and entry["kind"] == "report":
-            return self.traced(use, step, lambda: self.write_report(use, arguments, step, last))
+        if entry and entry["kind"] in report.ENDING_KINDS:
+            return self.traced(use, step, lambda: self.finish(use, entry, arguments, step, last))
         if last and entry:
-            return self.refuse(step, use, rules.Decision("not_run_last", prompts.NOT_RUN_LAST))
+            return self.refuse(step, use, rules.Decision("not_run_last", self.ending.not_run_last))
         decision, arguments, filled = rules.check_call(
             self.policy, self.ledger, name, entry, arguments,
             available=sorted(self.toolset.by_api_name))
@@ -282,40 +287,41 @@ class _Run:
             return self.refuse(step, use, rules.Decision(
                 "proposal_refused", "propose_action is not enabled in this run; list the "
                 "action in the report's proposed_actions instead.", violation=True))
-        text, is_error, proposal = self.gate.propose(arguments)
-        text = redact(text)  # it may quote kubectl's output
+        try:
+            text, is_error, proposal = self.gate.propose(arguments, seen=looks.seen_before(
+                self.ledger.calls, self.ledger.results, arguments))
+        except KeyboardInterrupt:   # during the watch of an action that ran: keep its record
+            ran = (getattr(self.gate, "proposals", None) or [None])[-1]
+            if ran is not None and ran.decision == "executed":
+                self.took(use, step, ran, redact(actions.model_text(ran)), False)
+            raise
+        return self.took(use, step, proposal, redact(text), is_error)  # text may quote kubectl
+
+    def took(self, use, step, proposal, text, is_error):
+        """Record what became of one proposal (and of the watch after it, if there was one)."""
         decision = proposal.decision
         self.outcome.proposals.append(dict(proposal.to_dict(), step=step, tool_use_id=use["id"]))
         self.audit(step, use, f"proposal_{decision}", is_error, text)
         if decision in VIOLATING_PROPOSALS:
             self.violation(step, use, f"proposal_{decision}")
+        if isinstance(proposal.verification, dict):
+            self.record(step=step, tool=use["name"], tool_use_id=use["id"],
+                        decision="verification", **{k: proposal.verification.get(k) for k in (
+                            "state", "observed", "checked_at", "waited_s")})
         return text, is_error
 
-    def write_report(self, use, arguments, step, last):
-        problems = (report.validate_report(arguments) if isinstance(arguments, dict)
-                    else ["report: expected a JSON object"])
-        if problems:
-            return self.report_reply(step, use, "report_invalid", "report not accepted: "
-                                     + "; ".join(problems) + ". Fix these and call "
-                                     "write_report again.")
-        if self.outcome.report is not None:
-            return self.report_reply(step, use, "report_duplicate",
-                                     "a report was already accepted; this one is ignored.")
-        if self.ledger.tool_calls == 0 and not (self.pushed_zero or last):
-            self.pushed_zero = True
-            return self.report_reply(step, use, "report_pushed_back", prompts.NO_TOOLS_YET)
-        ungrounded = report.check_grounding(arguments, dict(self.ledger.results))
-        if ungrounded and not (self.pushed_grounding or last):
-            self.pushed_grounding = True
-            return self.report_reply(step, use, "report_ungrounded", prompts.ungrounded(
-                ungrounded))
-        self.outcome.report, self.outcome.grounding_warnings = arguments, list(ungrounded)
-        self.audit(step, use, "report_accepted", False, "")
-        return "report accepted.", False
-
-    def report_reply(self, step, use, decision, text):
-        self.audit(step, use, decision, True, text)
-        return text, True
+    def finish(self, use, entry, arguments, step, last):
+        """write_report, or a follow-up's answer: checked, grounded, pushed back at most once."""
+        decision, text, push = report.judge(
+            self.ending, entry["kind"], arguments, self.outcome, dict(self.ledger.results),
+            tool_calls=self.ledger.tool_calls, pushed=self.pushed, last=last)
+        self.pushed |= {push} if push else set()
+        accepted = decision.endswith("_accepted")
+        if accepted:
+            self.ending.accept(self.outcome, arguments, text)
+            text = f"{self.ending.kind} accepted."
+        self.audit(step, use, decision, not accepted, "" if accepted else text)
+        return text, not accepted
 
     def say(self, line):
         try:
@@ -333,7 +339,7 @@ class _Run:
         self.last_decision = decision   # the span of the same call carries it too
         entry = self.toolset.by_api_name.get(use["name"])
         arguments = use.get("input")
-        if entry and entry["kind"] == "report" and isinstance(arguments, dict):
+        if entry and entry["kind"] in report.ENDING_KINDS and isinstance(arguments, dict):
             arguments = report_digest(arguments)
         if use.get("repaired"):
             extra["repaired"] = use["repaired"]
@@ -345,6 +351,7 @@ class _Run:
                     is_error=bool(is_error), **extra)
 
     def record(self, **fields):
+        self.entries.append(fields)
         try:
             self.recorder.audit(**fields)
         except Exception:  # an audit sink failing must not end the run; the trace keeps going
@@ -359,13 +366,18 @@ class _Run:
 
 
 def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, gate=None,
-               recorder=None, progress=None):
-    """Run one triage and return its Outcome; never raises (KeyboardInterrupt included)."""
+               recorder=None, progress=None, review=False, resume=None, ending=None,
+               transcript=None):
+    """Run one triage and return its Outcome; never raises (KeyboardInterrupt included). An
+    accepted report is then checked (verify/): claims, blind spots and, with `review`, the
+    second reading, which is not a step and whose failure never loses the report. A follow-up
+    passes `resume` and `ending` (followup/ask.py); `transcript` (a dict) receives the
+    conversation and the ledger as the run leaves them."""
     settings = settings or Settings()
     toolset = toolset or prompts.build_toolset(tools.list())
     run = _Run(symptom, model=model, tools=tools, policy=policy, settings=settings,
                toolset=toolset, gate=gate, recorder=recorder or records.Recorder(quiet=True),
-               progress=progress)
+               progress=progress, resume=resume, ending=ending)
     try:
         run.list_not_offered()
         run.run()
@@ -373,6 +385,13 @@ def run_triage(symptom, *, model, tools, policy, settings=None, toolset=None, ga
         run.outcome.stop, run.outcome.error = ended.stop, ended.error
     except KeyboardInterrupt as exc:  # ^C, or SIGTERM / SIGHUP through terminal.StopSignals
         run.outcome.stop, run.outcome.error = "interrupted", terminal.reason(exc)
+    if run.outcome.answer is not None:
+        run.outcome.verification = verify.check_answer(run)
+    elif run.outcome.report is not None:
+        run.outcome.verification = verify.check_run(run, reviewing=review)
     run.outcome.tool_calls = run.ledger.tool_calls
     run.outcome.context = run.keeper.stats(run.outcome.usage)
+    if transcript is not None:
+        transcript.update(messages=run.messages, results=dict(run.ledger.results),
+                          calls=dict(run.ledger.calls), used_ids=set(run.used_ids))
     return run.outcome

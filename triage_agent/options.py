@@ -22,7 +22,7 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")  # output_config.effort, asc
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # Our own server's cluster-scoped read tools: offered without a namespace argument only when the
 # CLI started that server itself (no --mcp), because it bounds them; never by a server's say-so.
-OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node", "get_priority_classes")
+OWN_SERVER_UNSCOPED = ("get_nodes", "describe_node", "get_priority_classes", "get_api_resources")
 
 
 class UsageError(Exception):
@@ -37,6 +37,16 @@ def _positive(kind, minimum):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if value < minimum or value != value:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+    return parse
+
+
+def _seconds(maximum):
+    """A number of seconds from 0 to `maximum`."""
+    def parse(text):
+        value = _positive(float, 0.0)(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:g}")
         return value
     return parse
 
@@ -110,8 +120,6 @@ def build_parser():
                    "(default: the kubeconfig's current context)")
     p.add_argument("--kubeconfig", help="kubeconfig for the default server and executed actions "
                    "(default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
-    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
-                   "(default: the live API)")
     p.add_argument("--prometheus-url", metavar="URL", help="Prometheus for the default server's metrics tools (default: "
                    "$PROMETHEUS_URL, else none: no metrics tools)")
     p.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token file for "
@@ -120,8 +128,79 @@ def build_parser():
                    "--prometheus-url (default: the system's)")
     p.add_argument("--prometheus-service", metavar="NS/NAME:PORT", help="reach Prometheus as a "
                    "Service through the default server's kubectl proxy instead (default: none)")
+    checks = p.add_mutually_exclusive_group()
+    checks.add_argument("--verify", action="store_true", help="make the review (a second, "
+                        "skeptical model call that answers only through review_report) also in "
+                        "a replay, whose fixture then carries its answer last (default: made in "
+                        "live runs, not in replays)")
+    checks.add_argument("--no-verify", action="store_true", help="no review: the report's "
+                        "claims and the run's blind spots are still checked by code (default: "
+                        "reviewed in live runs)")
     p.add_argument("--no-preflight", action="store_true", help="skip the cluster checks made "
                    "through the server before the first model call (default: checked)")
+    add_model_options(p)
+    add_budget_options(p, steps=12, tool_calls=20)
+    p.add_argument("--max-repeats", type=_positive(int, 1), default=3,
+                   help="repeated identical calls before the final step (default: %(default)s)")
+    p.add_argument("--max-result-bytes", type=_positive(int, 0), default=32768, metavar="N",
+                   help="cut each tool result (after redaction) to this many bytes at a line "
+                   "boundary, telling the model how to narrow the call; 0 never cuts "
+                   "(default: %(default)s)")
+    p.add_argument("--context-budget-tokens", type=_positive(int, 0), default=None, metavar="N",
+                   help="before a request would pass this many input tokens, clear the oldest "
+                   "tool results in one batch; 0 never clears (default: 40%% of the model's "
+                   "context window, 16000 for a model the table does not know)")
+    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
+                   help="offer this server tool although its calls name no namespace, so the "
+                   "loop cannot prove they stay in scope (repeatable; default: none)")
+    p.add_argument("--read-tls-certificates", action="store_true", help="let this project's "
+                   "server read the TLS Secrets the Ingresses name, to show each certificate's "
+                   "subject, issuer and dates (never the key; needs the optional Role in "
+                   "outputs/rbac-tls-certificates.yaml) (default: off, no Secret is read)")
+    p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
+                   help="seconds per MCP tool call (default: %(default)g)")
+    p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
+                   metavar="KIND", help="enable an action kind (gate 1), repeatable: "
+                   + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
+    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
+                   "(default: off; an approved command is printed for you to run)")
+    add_watch_options(p)
+    p.add_argument("--pending-approvals", metavar="PREFIX", help="hand each proposal of an "
+                   "enabled kind to an operator as a pending approval file PREFIX.approval.ID.json "
+                   "instead of asking on the terminal (serve sets this; default: ask on the "
+                   "terminal)")
+    p.add_argument("--approval-ttl", type=_positive(float, 1.0), default=900.0,
+                   metavar="SECONDS", help="with --pending-approvals: how long an approval "
+                   "waits before it expires (default: %(default)g)")
+    add_record_options(p)
+    p.add_argument("--session", metavar="FILE", help="keep the run's session (its redacted "
+                   "conversation, policy and report) in FILE, mode 0600, to ask it follow-up "
+                   "questions later: triage-agent ask FILE QUESTION (default: not kept)")
+    add_interactive_option(p)
+    return p
+
+
+def add_watch_options(p):
+    """--verify-timeout and --verify-quiet: the watch after an executed action (a run and `ask`)."""
+    p.add_argument("--verify-timeout", type=_seconds(3600), default=180.0, metavar="SECONDS",
+                   help="after an action ran (--execute), watch its target through the read "
+                   "tools for at most this long and say whether it recovered; 0 turns the watch "
+                   "off (default: %(default)g)")
+    p.add_argument("--verify-quiet", type=_seconds(3600), default=30.0, metavar="SECONDS",
+                   help="how long a completed rollout's pods must go without a restart before "
+                   "the watch calls it recovered (default: %(default)g)")
+
+
+def add_interactive_option(p):
+    p.add_argument("--interactive", action="store_true", help="on a terminal, after the "
+                   "answer or report: a follow-up> prompt, each line asked as a follow-up; an "
+                   "empty line or ^D ends, ^C ends the follow-up it interrupts (default: off)")
+
+
+def add_model_options(p):
+    """The model and endpoint options, shared by a run and `ask`."""
+    p.add_argument("--replay", metavar="FILE", help="scripted model responses; no API key needed "
+                   "(default: the live API)")
     p.add_argument("--model", help=f"model (default: {DEFAULT_MODEL}, or the replay fixture's)")
     p.add_argument("--effort", choices=EFFORTS, default="medium",
                    help="output_config.effort (default: %(default)s)")
@@ -175,43 +254,20 @@ def build_parser():
     p.add_argument("--prices-file", metavar="FILE", help="JSON prices by model id: {\"MODEL\": "
                    "{\"input\": USD, \"output\": USD, \"cache_read\": USD, \"cache_write\": "
                    "USD}} per million tokens, the cache prices optional (default: none)")
-    p.add_argument("--max-steps", type=_positive(int, 1), default=12,
+
+
+def add_budget_options(p, *, steps, tool_calls):
+    """--max-steps, --max-tool-calls (defaults differ for a run and `ask`) and --max-cost-usd."""
+    p.add_argument("--max-steps", type=_positive(int, 1), default=steps,
                    help="model calls (default: %(default)s)")
-    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=20,
+    p.add_argument("--max-tool-calls", type=_positive(int, 0), default=tool_calls,
                    help="executed tool calls (default: %(default)s)")
-    p.add_argument("--max-repeats", type=_positive(int, 1), default=3,
-                   help="repeated identical calls before the final step (default: %(default)s)")
     p.add_argument("--max-cost-usd", type=_positive(float, 0.0), default=None,
                    help="stop before a model call would cross this spend (default: no limit)")
-    p.add_argument("--max-result-bytes", type=_positive(int, 0), default=32768, metavar="N",
-                   help="cut each tool result (after redaction) to this many bytes at a line "
-                   "boundary, telling the model how to narrow the call; 0 never cuts "
-                   "(default: %(default)s)")
-    p.add_argument("--context-budget-tokens", type=_positive(int, 0), default=None, metavar="N",
-                   help="before a request would pass this many input tokens, clear the oldest "
-                   "tool results in one batch; 0 never clears (default: 40%% of the model's "
-                   "context window, 16000 for a model the table does not know)")
-    p.add_argument("--allow-unscoped-tool", action="append", default=[], metavar="NAME",
-                   help="offer this server tool although its calls name no namespace, so the "
-                   "loop cannot prove they stay in scope (repeatable; default: none)")
-    p.add_argument("--read-tls-certificates", action="store_true", help="let this project's "
-                   "server read the TLS Secrets the Ingresses name, to show each certificate's "
-                   "subject, issuer and dates (never the key; needs the optional Role in "
-                   "outputs/rbac-tls-certificates.yaml) (default: off, no Secret is read)")
-    p.add_argument("--mcp-timeout", type=_positive(float, 0.1), default=30.0,
-                   help="seconds per MCP tool call (default: %(default)g)")
-    p.add_argument("--allow-action", action="append", default=[], choices=actions.ACTION_KINDS,
-                   metavar="KIND", help="enable an action kind (gate 1), repeatable: "
-                   + ", ".join(actions.ACTION_KINDS) + " (default: none enabled)")
-    p.add_argument("--execute", action="store_true", help="run approved actions (gate 3) "
-                   "(default: off; an approved command is printed for you to run)")
-    p.add_argument("--pending-approvals", metavar="PREFIX", help="hand each proposal of an "
-                   "enabled kind to an operator as a pending approval file PREFIX.approval.ID.json "
-                   "instead of asking on the terminal (serve sets this; default: ask on the "
-                   "terminal)")
-    p.add_argument("--approval-ttl", type=_positive(float, 1.0), default=900.0,
-                   metavar="SECONDS", help="with --pending-approvals: how long an approval "
-                   "waits before it expires (default: %(default)g)")
+
+
+def add_record_options(p):
+    """--trace, --audit-log, --record and --json, shared by a run and `ask`."""
     p.add_argument("--trace", metavar="FILE", help="append the run's OpenTelemetry spans as "
                    "JSONL, one span per line (default: no file)")
     p.add_argument("--audit-log", metavar="FILE", help="append the audit as JSONL (default: no "
@@ -220,7 +276,6 @@ def build_parser():
                    "(default: not recorded)")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object "
                    "(default: the text report)")
-    return p
 
 
 def check_options(args):
@@ -246,6 +301,9 @@ def check_options(args):
     if args.pending_approvals and args.execute:
         raise UsageError("--pending-approvals hands proposals to serve, which runs approved "
                          "ones itself: it cannot be combined with --execute")
+    if getattr(args, "interactive", False) and not sys.stdin.isatty():
+        raise UsageError("--interactive asks at a follow-up> prompt: it needs a terminal on "
+                         "stdin (ask a session later with: triage-agent ask FILE QUESTION)")
     check_endpoint(args)
     for flag in ("context", "kubeconfig"):
         value = getattr(args, flag)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from triage_agent import context, report
 from triage_agent.telemetry import records
 
-EXIT_CODES = {"report": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
+EXIT_CODES = {"report": 0, "answer": 0, "usage_error": 2, "preflight_failed": 2, "api_error": 4, "mcp_error": 4,
               "interrupted": 130}
 
 
@@ -25,6 +25,7 @@ class Outcome:
     not_offered: list = field(default_factory=list)   # [{tool, reason}]: server tools left out
     proposals: list = field(default_factory=list)
     grounding_warnings: list = field(default_factory=list)
+    verification: dict = None  # verify/outcome.py: claims, blind spots, review (with a report)
     usage: dict = field(default_factory=lambda: {"input": 0, "output": 0, "cache_read": 0,
                                                  "cache_write": 0})
     usage_by_step: list = field(default_factory=list)  # [{step, input, cache_write, cache_read, output}]
@@ -37,6 +38,8 @@ class Outcome:
     error: str = None
     audit_error: str = None   # why the audit log stopped taking entries mid-run (no action ran)
     alert: dict = None  # with --alert: fingerprint, alertname, generatorURL of each alert
+    answer: dict = None    # a follow-up's accepted answer (followup/answer.py); its revised
+    followup: int = None   # report, if any, is `report`; `followup` is its number in the session
 
     @property
     def exit_code(self):

@@ -92,6 +92,60 @@ def validate_report(report) -> list:
     return validate(report, load_report_schema())
 
 
+# --- the tool a run ends with --------------------------------------------------------------
+
+ENDING_KINDS = ("report", "answer")   # toolset kinds of the tools that end a run
+
+
+class ReportEnding:
+    """How a triage ends: write_report, valid and grounded (the loop pushes back once). A
+    follow-up ends through followup/answer.AnswerEnding instead, with the same methods."""
+    kind, tool, stop, needs_tools = "report", "write_report", "report", True
+    wrong_tool = "not accepted: this run ends with write_report."
+
+    def __init__(self):
+        from triage_agent import prompts
+        self.nudge, self.last_call = prompts.NUDGE_REPORT, prompts.LAST_CALL
+        self.not_run_last = prompts.NOT_RUN_LAST
+
+    def problems(self, arguments) -> list:
+        return (validate_report(arguments) if isinstance(arguments, dict)
+                else ["report: expected a JSON object"])
+
+    def check(self, arguments, results) -> list:
+        return check_grounding(arguments, results)
+
+    def done(self, outcome) -> bool:
+        return outcome.report is not None
+
+    def accept(self, outcome, arguments, warnings):
+        outcome.report, outcome.grounding_warnings = arguments, warnings
+
+
+def judge(ending, kind, arguments, outcome, results, *, tool_calls, pushed, last):
+    """What becomes of a call of an ending tool (`kind`: the toolset entry's): (decision, text,
+    push). An accepted one gives ("<kind>_accepted", its grounding warnings, None); else the
+    text goes back to the model, and `push` names the one-time push-back it used ("zero": no
+    tool called yet, "grounding": quotes or names not found), which `pushed` then holds."""
+    from triage_agent import prompts
+    if kind != ending.kind:
+        return f"{kind}_refused", ending.wrong_tool, None
+    problems = ending.problems(arguments)
+    if problems:
+        return (f"{ending.kind}_invalid", f"{ending.kind} not accepted: {'; '.join(problems)}. "
+                f"Fix these and call {ending.tool} again.", None)
+    if ending.done(outcome):
+        return (f"{ending.kind}_duplicate",
+                f"a {ending.kind} was already accepted; this one is ignored.", None)
+    if ending.needs_tools and tool_calls == 0 and not ("zero" in pushed or last):
+        return "report_pushed_back", prompts.NO_TOOLS_YET, "zero"
+    ungrounded = ending.check(arguments, results)
+    if ungrounded and not ("grounding" in pushed or last):
+        return (f"{ending.kind}_ungrounded", prompts.ungrounded(ungrounded, tool=ending.tool),
+                "grounding")
+    return f"{ending.kind}_accepted", list(ungrounded), None
+
+
 # --- grounding --------------------------------------------------------------------------------
 
 def check_grounding(report, results) -> list:
@@ -106,18 +160,18 @@ def check_grounding(report, results) -> list:
         warnings += _check_evidence(f"evidence[{index}]", item, texts)
     for index, item in _items(report, "affected"):
         name = item.get("name")
-        if isinstance(name, str) and not _appears(name, corpus):
+        if isinstance(name, str) and not name_appears(name, corpus):
             warnings.append(f"affected[{index}]: name {name!r} does not appear in any tool result")
     for index, item in _items(report, "proposed_actions"):
         target = item.get("target")
-        if isinstance(target, str) and not _appears(target, corpus):
+        if isinstance(target, str) and not name_appears(target, corpus):
             warnings.append(f"proposed_actions[{index}].target: {target!r} does not appear in "
                             "any tool result")
     for where, text in _free_text(report):
         if not isinstance(text, str):
             continue
         missing = [name for name in dict.fromkeys(GENERATED_NAME.findall(text))
-                   if not _appears(name, corpus)]
+                   if not name_appears(name, corpus)]
         warnings += [f"{where}: name {name!r} does not appear in any tool result"
                      for name in missing]
     return warnings
@@ -173,7 +227,7 @@ def quote_in(quote, text) -> bool:
     return False
 
 
-def _appears(name, corpus) -> bool:
+def name_appears(name, corpus) -> bool:
     """`name` occurs in `corpus` as a whole name (a longer name it is the prefix of counts)."""
     if not name:
         return False
@@ -184,12 +238,15 @@ def _appears(name, corpus) -> bool:
 # --- text -------------------------------------------------------------------------------------
 
 def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl",
-                kubeconfig=None, actions=None) -> str:
-    """The report as plain text for a terminal: severity and summary first, warnings last."""
+                kubeconfig=None, actions=None, checked=None) -> str:
+    """The report as plain text for a terminal: severity and summary first, warnings last.
+    `checked` (verify/show.py's Checked) adds what the loop checked: its line first, the
+    confidence after checking, and its sections after the hypothesis."""
     if not isinstance(report, dict):
         report = {}
     severity = _clean(report.get("severity") or "unknown").upper()
-    out = [f"SEVERITY: {severity}", *_wrap(report.get("summary") or "(no summary)", "")]
+    out = [printable(checked.line, keep_newlines=False)] if checked else []
+    out += [f"SEVERITY: {severity}", *_wrap(report.get("summary") or "(no summary)", "")]
     out += ["", "Affected"]
     out += [f"  {_clean(i.get('kind')):<11} {_where(i.get('namespace'), i.get('name'))}"
             for _, i in _items(report, "affected")] or ["  none listed"]
@@ -200,9 +257,13 @@ def render_text(report, *, grounding_warnings=(), context=None, kubectl="kubectl
         out += _wrap(item.get("interpretation") or "", "     -> ", "        ")
     if not _items_present(report, "evidence"):
         out.append("  none")
-    confidence = _clean(report.get("confidence") or "unknown")
+    confidence = _clean(checked.confidence if checked else report.get("confidence") or "unknown")
     out += ["", f"Hypothesis (confidence: {confidence})"]
     out += _wrap(report.get("hypothesis") or "(none)", "  ")
+    for title, lines in checked.sections if checked else ():
+        out += ["", title]
+        for line in lines:
+            out += _wrap(line, "  ! ", "    ")
     if actions is not None:
         out += ["", "Actions taken (in this run, on the operator's approval)",
                 *render_actions_taken(actions)]
@@ -250,7 +311,8 @@ DONE = {"executed": "already executed in this run", "failed": "tried in this run
 
 def actions_taken(proposals) -> dict:
     """A run's proposals sorted by what happened: {executed, failed, approved_not_run, denied},
-    each a list of {kind, namespace, target, command} (+ exit_code when run, note when denied)."""
+    each a list of {kind, namespace, target, command} (+ exit_code when run, verification when
+    an executed one was watched, note when denied)."""
     out = {key: [] for key in TAKEN.values()}
     for proposal in proposals or ():
         key = TAKEN.get(proposal.get("decision")) if isinstance(proposal, dict) else None
@@ -260,6 +322,8 @@ def actions_taken(proposals) -> dict:
         item["command"] = shlex.join(str(word) for word in proposal.get("argv") or ())
         if key in ("executed", "failed"):
             item["exit_code"] = proposal.get("exit_code")
+        if key == "executed" and isinstance(proposal.get("verification"), dict):
+            item["verification"] = proposal["verification"]
         if key == "denied":
             item["note"] = proposal.get("note") or ""
         out[key].append(item)
@@ -280,12 +344,22 @@ def render_actions_taken(taken) -> list:
                 lines += [f"  - {title}: {what}"
                           + (f" (exit code {code})" if code is not None else " (did not start)"),
                           f"    {_clean(item.get('command'))}"]
+                lines += _verification_lines(item.get("verification"))
             elif key == "denied":
                 note = _clean(item.get("note") or "no reason given")
                 lines.append(f"  - {title}: {what} ({note})")
             else:
                 lines += [f"  - {title}", f"    {_clean(item.get('command'))}"]
     return lines or ["  none: nothing was run against the cluster"]
+
+
+def _verification_lines(found) -> list:
+    """An executed action's watch, under it: the state, how long, what was seen."""
+    if not isinstance(found, dict):
+        return []
+    state, waited = _clean(str(found.get("state"))), _clean(str(found.get("waited_s")))
+    lines = [f"    verification: {state} after {waited} s"]
+    return lines + [f"      {_clean(line)}" for line in found.get("observed") or ()]
 
 
 def _done(taken) -> dict:

@@ -7,6 +7,8 @@
     defer      proposal -> note                      serve/approvals.handoff: a pending approval
                                                      file for an operator (serve --operators)
     runner     argv -> (code, stdout, stderr)        actions.run_command (kubectl, a process group)
+    verify     proposal -> Verification dict         actions/watch.py through the tools, after an
+                                                     action ran (actions.wiring.verifier; serve/verify.py)
     recorder   .audit(**fields) / .trace(span)       telemetry/records.py (Recorder)
     clock      () -> seconds                         time.time / time.monotonic; tests pass their own
 
@@ -30,6 +32,7 @@ Model = Callable[[dict], dict]
 Approve = Callable[[object], tuple]
 Defer = Callable[[object], str]
 Runner = Callable[[list], tuple]
+Verify = Callable[[object], dict]
 Clock = Callable[[], float]
 
 
@@ -42,8 +45,9 @@ class Tools(Protocol):
 
 
 class Gate(Protocol):
-    def propose(self, arguments: dict) -> tuple:
-        """(text for the model, is_error, proposal or None) for one propose_action call."""
+    def propose(self, arguments: dict, *, seen=()) -> tuple:
+        """(text for the model, is_error, proposal or None) for one propose_action call; `seen`:
+        the target's pods the run had read unhealthy."""
 
 
 class Recorder(Protocol):

@@ -52,12 +52,12 @@ class StatusLine:
         self.counted, self.chars, self.heard = 0, 0, False
         self._ticker = None
 
-    def begin(self, step):
+    def begin(self, step, doing="waiting for the model"):
         """A model call starts."""
         with self.lock:
             self.active, self.step, self.started = True, step, self.clock()
             self.last = self.started
-            self._reset("waiting for the model")
+            self._reset(doing)
             self._draw(force=self.tty)
             if self.tick and self._ticker is None:
                 self._ticker = threading.Thread(target=self._tick, daemon=True)
@@ -185,8 +185,11 @@ class StatusModel:
         self.calls = 0
 
     def __call__(self, request):
-        self.calls += 1
-        self.status.begin(self.calls)
+        # the review after the report (verify/review.py) is not a step: it offers one tool
+        review = [t.get("name") for t in request.get("tools") or ()] == ["review_report"]
+        self.calls += not review
+        self.status.begin(self.calls, "reviewing the report" if review else
+                          "waiting for the model")
         try:
             return self.model(request)
         finally:

@@ -81,6 +81,11 @@ class StopSignals:
         """From here on a signal is ignored: the outcome is being written."""
         self.armed = False
 
+    def rearm(self):
+        """Stop on the next signal again (--interactive: the next follow-up, or its prompt)."""
+        if self._previous:
+            self.received, self.armed = None, True
+
     def exit_code(self):
         """128 + the signal that ended the run (the shell's convention); 130 when none is known."""
         return 128 + self.received if self.received else INTERRUPTED

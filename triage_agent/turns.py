@@ -4,7 +4,7 @@ response it gets back, the tool_result blocks it answers with, and what the turn
     request  {model, max_tokens, output_config.effort, fallbacks?,
               system: [prompt + cache_control],            <- breakpoint 1: system and tools
               tools, messages: [..., newest user turn: last block + cache_control]}
-                                                              <- breakpoint 2: the conversation
+                                  <- up to 3 more in the conversation (context.mark_breakpoints)
     response {content: [blocks with a string type; tool_use with string id and name],
               stop_reason: one of STOP_REASONS, usage: {input_tokens, output_tokens,
               cache_read_input_tokens, cache_creation_input_tokens, iterations?}, model}
@@ -28,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from triage_agent import prompts
+from triage_agent import context, prompts
 from triage_agent.telemetry import records
 
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
@@ -53,19 +53,13 @@ class Settings:
     prices: object = None  # the operator's prices (telemetry/prices.PriceTable), or None
 
 
-def build_request(settings, toolset, messages):
-    """The request body: cached system block, tools, a breakpoint on the newest user turn."""
-    messages = list(messages)
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i]["role"] == "user":
-            content = list(messages[i]["content"])
-            content[-1] = dict(content[-1], cache_control={"type": "ephemeral"})
-            messages[i] = dict(messages[i], content=content)
-            break
+def build_request(settings, toolset, messages, *, anchors=()):
+    """The request body: cached system block, tools, the conversation's breakpoints (`anchors`:
+    see context.mark_breakpoints)."""
     body = {"model": settings.model, "max_tokens": settings.max_tokens,
             "system": [{"type": "text", "text": prompts.SYSTEM_PROMPT,
-                        "cache_control": {"type": "ephemeral"}}],
-            "tools": toolset.api_tools, "messages": messages,
+                        "cache_control": dict(context.MARK)}],
+            "tools": toolset.api_tools, "messages": context.mark_breakpoints(messages, anchors),
             "output_config": {"effort": settings.effort}}
     if settings.fallbacks:
         body["fallbacks"] = "default"

@@ -11,6 +11,8 @@
     ingresses.py, certs.py  get_ingresses; the X.509 fields of a TLS certificate (DER reader)
     rbac.py, priority.py    get_rbac (subjects and rules as the authorizer matches them);
                             get_priority_classes
+    custom/                 custom resources (get_custom_resources: Argo CD, Flux, KEDA, Istio,
+                            cert-manager, Chaos Mesh, generic, names-only) and get_api_resources
     promql.py               a model's PromQL confined to one namespace (scope_query,
                             check_series); under it promql_lex.py (tokens), promql_parse.py
                             (the tree), promql_check.py (type rules), promql_ast.py (nodes,

@@ -1,5 +1,6 @@
 """Events -> text: one line per event, oldest first, and `get_events`' digest with its filters."""
 
+import re
 from datetime import datetime, timezone
 
 from mcp_kubectl_server.digests.text import age, format_time, one_line, parse_time
@@ -22,17 +23,24 @@ def event_time(event):
     return None
 
 
-def event_line(event, now=None):
-    """One event: time, type, reason, kind/name, count, (age when `now` is given), message."""
+def event_line(event, now=None, *, pod=None):
+    """One event: time, type, reason, kind/name, count, (age when `now` is given), message. An
+    event about `pod` (describe_pod's own) leaves out its kind/name and the kubelet's
+    ` in pod NAME_NAMESPACE(UID)`: the line is about that pod already."""
     obj = event.get("involvedObject") or event.get("regarding") or {}
     count = (event.get("series") or {}).get("count") or event.get("count") or 1
     moment = event_time(event)
     seen = [f"age={age(format_time(moment), now) if moment else 'unknown'}"] if now else []
+    message = event.get("message") or event.get("note") or ""
+    itself = pod is not None and (obj.get("kind"), obj.get("name")) == ("Pod", pod)
+    if itself:
+        message = re.sub(r"\s*\bin pod " + re.escape(pod) + r"_\S*", "", str(message))
+    about = [] if itself else [f"{obj.get('kind', '?')}/{obj.get('name', '?')}"]
     return one_line(" ".join(map(str, [format_time(moment), event.get("type") or "Normal",
-                                       event.get("reason") or "NoReason",
-                                       f"{obj.get('kind', '?')}/{obj.get('name', '?')}", *seen, f"count={count}:",
-                                       one_line(event.get("message") or event.get("note") or "",
-                                                EVENT_MESSAGE_CHARS, keep_end=True)])), 1000, keep_end=True)
+                                       event.get("reason") or "NoReason", *about, *seen,
+                                       f"count={count}:",
+                                       one_line(message, EVENT_MESSAGE_CHARS, keep_end=True)])),
+                    1000, keep_end=True)
 
 
 def sorted_events(events):

@@ -1,15 +1,17 @@
 """describe_pod digest: one pod's JSON (+ owner chain and events) -> one fact per line.
 
-Lines start with a stable prefix (`pod`, `node`, `owner`, `labels`, `annotation`, `condition`,
-`scheduling`, `init_container NAME ...`, `container NAME ...`, `volume`, `event`) so a reader can
-grep them. The `scheduling` lines (scheduling.py) say the pod's constraints and, for a pod not
-yet placed, which one no node satisfies (the nodes are read only then).
+Lines start with a stable prefix (`pod`, `node`, `owner`, `labels`, `annotation`, `conditions`
+(those with nothing to explain, on one line), `condition`, `scheduling`, `init_container NAME
+...`, `container NAME ...`, `volume`, `event`) so a reader can grep them. An event line leaves
+out the pod it is about (the pod described). The `scheduling` lines (scheduling.py) say the
+pod's constraints and, for a pod not yet placed, which one no node satisfies (the nodes are read
+only then).
 Annotation values are cut short and, like everything, redacted on the way out. Environment variables appear by NAME only: a literal value is
 never printed, a valueFrom shows where the value comes from (secret/configmap name and key).
 """
 
 from mcp_kubectl_server.digests.events import event_line, sorted_events
-from mcp_kubectl_server.digests.pods import state_words
+from mcp_kubectl_server.digests.pods import state_words, unsaid
 from mcp_kubectl_server.digests.text import format_time, kv, one_line, parse_time, quoted
 from mcp_kubectl_server.digests.pod_config import dns_line, pull_secret_lines, service_account_line
 from mcp_kubectl_server.digests.scheduling import pod_lines as scheduling_lines
@@ -62,8 +64,9 @@ def _env_lines(prefix, container):
     return lines
 
 
-def _state_line(prefix, label, state):
+def _state_line(prefix, label, state, *, pod):
     kind, reason, message, code = state_words(state)
+    message = unsaid(message, pod, prefix.split(" ", 1)[1])
     if not kind:
         return None
     detail = (state or {}).get(kind) or {}
@@ -76,7 +79,7 @@ def _state_line(prefix, label, state):
     return " ".join(words)
 
 
-def _container_lines(kind, container, status):
+def _container_lines(kind, container, status, *, pod):
     prefix = f"{kind} {container.get('name', '?')}"
     lines = [f"{prefix} image={container.get('image', '?')}"]
     resources = container.get("resources") or {}
@@ -96,8 +99,8 @@ def _container_lines(kind, container, status):
         return lines
     lines.append(f"{prefix} ready={str(bool(status.get('ready'))).lower()} restarts={status.get('restartCount', 0)}"
                  f" image_id={status.get('imageID') or 'none'}")
-    lines += [ln for ln in (_state_line(prefix, "state", status.get("state")),
-                            _state_line(prefix, "last_state", status.get("lastState"))) if ln]
+    lines += [ln for ln in (_state_line(prefix, "state", status.get("state"), pod=pod),
+                            _state_line(prefix, "last_state", status.get("lastState"), pod=pod)) if ln]
     return lines
 
 
@@ -132,6 +135,24 @@ def _volume_lines(spec):
     return lines
 
 
+def _condition_lines(conditions):
+    """`conditions A=True B=True` for those with nothing to explain, then a `condition` line for
+    each with a reason or message; one whose reason and message repeat an earlier one's says so."""
+    plain, lines, said = [], [], {}
+    for cond in conditions:
+        head = f"{cond.get('type', '?')}={cond.get('status', '?')}"
+        why = (cond.get("reason"), cond.get("message"))
+        if not any(why):
+            plain.append(head)
+        elif why in said:
+            lines.append(f"condition {head} (reason and message as {said[why]})")
+        else:
+            said[why] = cond.get("type", "?")
+            lines.append(" ".join([f"condition {head}"] + kv("reason", why[0])
+                                  + kv("message", why[1], quote=300)))
+    return ([f"conditions {' '.join(plain)}"] if plain else []) + lines
+
+
 def _annotation_lines(meta):
     notes = meta.get("annotations") or {}
     return [f"annotation {k}={quoted(v, ANNOTATION_CHARS)}" for k, v in sorted(notes.items())
@@ -148,8 +169,8 @@ def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None, accoun
     name = f"{meta.get('namespace', '?')}/{meta.get('name', '?')}"
     lines = [f"pod {name} phase={status.get('phase', 'Unknown')}"
              + (f" reason={status['reason']}" if status.get("reason") else "")
-             + f" qos={status.get('qosClass', 'unknown')}",
-             f"pod {name} created={format_time(parse_time(meta.get('creationTimestamp')))}"
+             + f" qos={status.get('qosClass', 'unknown')}"
+             f" created={format_time(parse_time(meta.get('creationTimestamp')))}"
              f" started={format_time(parse_time(status.get('startTime')))}",
              f"node {spec.get('nodeName') or 'none (not scheduled)'}",
              *platform,
@@ -163,17 +184,15 @@ def describe_digest(pod, *, owners, events, nodes=None, nodes_error=None, accoun
     lines.append(service_account_line(pod, account, account_error=account_error))
     lines += pull_secret_lines(pod, account, account_error=account_error, events=events)
     lines.append(dns_line(spec))
-    for cond in status.get("conditions") or []:
-        words = [f"condition {cond.get('type', '?')}={cond.get('status', '?')}"]
-        words += kv("reason", cond.get("reason")) + kv("message", cond.get("message"), quote=300)
-        lines.append(" ".join(words))
+    lines += _condition_lines(status.get("conditions") or [])
     lines += scheduling_lines(pod, nodes, nodes_error=nodes_error)
     for kind, key, status_key in (("init_container", "initContainers", "initContainerStatuses"),
                                   ("container", "containers", "containerStatuses")):
         by_name = {s.get("name"): s for s in status.get(status_key) or []}
         for container in spec.get(key) or []:
-            lines += _container_lines(kind, container, by_name.get(container.get("name")))
+            lines += _container_lines(kind, container, by_name.get(container.get("name")),
+                                      pod=meta.get("name", "?"))
     lines += _volume_lines(spec)
     recent = sorted_events(events)[-EVENTS_IN_DESCRIBE:]
-    lines += ["event " + event_line(e) for e in recent] or ["event none recorded for this pod (events expire after about an hour)"]
+    lines += ["event " + event_line(e, pod=meta.get("name")) for e in recent] or ["event none recorded for this pod (events expire after about an hour)"]
     return "\n".join(one_line(ln, LINE_CHARS, keep_end=True) for ln in lines)

@@ -1,8 +1,21 @@
-"""kubectl JSON -> compact text for a model: the pod list (`get_pods`) and one line per pod.
+"""kubectl JSON -> compact text for a model: the pod list (`get_pods`) and a pod's line.
+
+get_pods says each thing once. A pod that is not healthy or has restarted gets its own line
+(unhealthy first); of pods of one owner in the same state the first says the state and the
+others "(state as above)", and a message never repeats the pod or container its line names (the
+kubelet's back-off message carries both). Healthy pods (Running with every container ready and
+no restarts, or Succeeded) are counted by owner, one line each, naming them only when few:
+
+    pods in namespace prod: 5 total, 2 not healthy (listed first)
+    checkout-6f8d-x7k2p phase=Running ready=0/1 restarts=47 container=checkout state=waiting ...
+    checkout-6f8d-m4q9z phase=Running ready=0/1 restarts=45 (state as above) node=node-c age=4h
+    healthy (Running, all containers ready, no restarts), by owner:
+    frontend-74b9: 3 pods age=6d nodes=node-a,node-b,node-c: frontend-74b9-7wlqb ...
 
 describe_pod's digest is pod_detail.py; events are events.py; the shared text helpers text.py.
 """
 
+import re
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -10,6 +23,10 @@ from mcp_kubectl_server.digests.text import age, kv, one_line
 
 POD_LINES_MAX = 200
 POD_BYTES_MAX = 16 * 1024
+NAMES_MAX = 3   # a healthy owner's pods are named up to this many, else only counted
+NODES_MAX = 3   # likewise the nodes they run on
+SETTLED = {"Running": "healthy (Running, all containers ready, no restarts), by owner:",
+           "Succeeded": "completed (Succeeded), by owner:"}
 
 
 def state_words(state):
@@ -60,6 +77,13 @@ def pod_is_healthy(pod):
             and len(statuses) >= wanted and all(s.get("ready") for s in statuses))
 
 
+def unsaid(message, pod_name, container):
+    """`message` without what its line already says: ` pod=NAME...` (the kubelet adds the pod's
+    namespace and uid) and ` container=NAME`."""
+    message = re.sub(r"\s*\bpod=" + re.escape(pod_name) + r"\S*", "", message or "")
+    return re.sub(r"\s*\bcontainer=" + re.escape(container) + r"(?=\s|$)", "", message).strip()
+
+
 def _problem_words(pod):
     status = pod.get("status") or {}
     statuses = status.get("containerStatuses") or []
@@ -72,6 +96,7 @@ def _problem_words(pod):
         kind, reason, message, code = state_words(picked.get("state"))
         label = "init_container" if picked.get("name") in inits else "container"
         words.append(f"{label}={picked.get('name', '?')} state={kind or 'unknown'}")
+        message = unsaid(message, (pod.get("metadata") or {}).get("name", "?"), picked.get("name", "?"))
         words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160, keep_end=True)
     elif not status.get("reason"):
         for cond in status.get("conditions") or []:
@@ -88,6 +113,12 @@ def _problem_words(pod):
 
 def pod_line(pod, now):
     """One line per pod: name, phase, ready x/y, restarts, current and last state, node, age."""
+    return " ".join(pod_words(pod, now))
+
+
+def pod_words(pod, now):
+    """(head, state, tail) of a pod's line: name, phase, init, ready and restarts; the current
+    and last state (only for a pod that is not healthy or restarted); node and age."""
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
     statuses = status.get("containerStatuses") or []
     phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "Unknown")
@@ -95,13 +126,13 @@ def pod_line(pod, now):
     total = len((pod.get("spec") or {}).get("containers") or []) or len(statuses)
     init = init_status(pod)
     restarts = sum(s.get("restartCount", 0) for s in statuses + (status.get("initContainerStatuses") or []))
-    words = [meta.get("name", "?"), f"phase={phase}"] + kv("init", init)
-    words += [f"ready={ready}/{total}", f"restarts={restarts}"]
-    if not pod_is_healthy(pod) or restarts:
-        words += _problem_words(pod)
+    head = [meta.get("name", "?"), f"phase={phase}"] + kv("init", init)
+    head += [f"ready={ready}/{total}", f"restarts={restarts}"]
+    state = _problem_words(pod) if not pod_is_healthy(pod) or restarts else []
     node = (pod.get("spec") or {}).get("nodeName") or "none"
-    words += [f"node={node}", f"age={age(meta.get('creationTimestamp'), now)}"]
-    return one_line(" ".join(map(str, words)), 1000)  # a newline in any field must not start a fake line
+    tail = [f"node={node}", f"age={age(meta.get('creationTimestamp'), now)}"]
+    # a newline in any field must not start a fake line
+    return tuple(one_line(" ".join(map(str, part)), 1000) for part in (head, state, tail))
 
 
 def _label_hint(pods):
@@ -115,31 +146,87 @@ def _label_hint(pods):
     return ", ".join(f"{sel} ({n} pods)" for sel, n in counts.most_common(8))
 
 
+def owner(pod):
+    """The name of the object that made the pod (its controller), or None for a bare pod."""
+    refs = [r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if isinstance(r, dict)]
+    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+    return ref.get("name") if ref else None
+
+
+def _settled(pod):
+    """The phase of a pod get_pods counts instead of listing (no restarts, healthy), or None."""
+    status = pod.get("status") or {}
+    statuses = (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or [])
+    if not pod_is_healthy(pod) or any(s.get("restartCount") for s in statuses):
+        return None
+    return (pod.get("status") or {}).get("phase")
+
+
+def _listed_order(pod):
+    """Unhealthy first; by owner; of one owner the pods in one state together, the most
+    restarted first."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return (pod_is_healthy(pod), owner(pod) or "", _problem_words(pod),
+            -sum(s.get("restartCount", 0) for s in statuses), (pod.get("metadata") or {}).get("name", ""))
+
+
+def _listed_lines(pods, now):
+    """[(line, [pod])]: a line per pod, the state said once for consecutive pods of one owner."""
+    lines, before = [], None
+    for pod in pods:
+        head, state, tail = pod_words(pod, now)
+        same = state and (owner(pod), state) == before
+        lines.append((" ".join(w for w in (head, "(state as above)" if same else state, tail) if w),
+                      [pod]))
+        before = (owner(pod), state)
+    return lines
+
+
+def _counted_lines(pods, now):
+    """[(line, pods)]: a line per owner (and phase) of settled pods, with count, ages, nodes and
+    names when few, under a line that says what they share."""
+    groups = {}
+    for pod in pods:
+        groups.setdefault((_settled(pod), owner(pod) or "(no owner)"), []).append(pod)
+    lines, phases = [], set()
+    for (phase, name), group in sorted(groups.items()):
+        if phase not in phases:
+            phases.add(phase)
+            lines.append((SETTLED.get(phase, f"{phase}, by owner:"), []))
+        ages = sorted({age((p.get("metadata") or {}).get("creationTimestamp"), now) for p in group})
+        nodes = sorted({(p.get("spec") or {}).get("nodeName") or "none" for p in group})
+        names = sorted((p.get("metadata") or {}).get("name", "?") for p in group)
+        words = [f"{name}: {len(group)} pod{'s' * (len(group) > 1)}",
+                 f"age={','.join(ages)}" if len(ages) <= 2 else f"ages={len(ages)}",
+                 f"nodes={','.join(nodes)}" if len(nodes) <= NODES_MAX else f"nodes={len(nodes)}"]
+        line = " ".join(words) + (": " + " ".join(names) if len(names) <= NAMES_MAX else "")
+        lines.append((one_line(line, 1000), group))
+    return lines
+
+
 def pods_digest(pod_list, *, namespace, selector=None, now=None):
-    """`kubectl get pods -o json` -> header, one line per pod (unhealthy first), bounded."""
+    """`kubectl get pods -o json` -> header, the pods not healthy (first) or restarted one line
+    each, the others counted by owner; bounded."""
     now = now or datetime.now(timezone.utc)
     pods = [p for p in (pod_list.get("items") or []) if isinstance(p, dict)]
     scope = f"namespace {namespace}" + (f" with selector {selector}" if selector else "")
     if not pods:
         return f"no pods in {scope}"
-    pods.sort(key=lambda p: (pod_is_healthy(p), (p.get("metadata") or {}).get("name", "")))
+    listed = sorted((p for p in pods if _settled(p) is None), key=_listed_order)
+    entries = _listed_lines(listed, now) + _counted_lines([p for p in pods if _settled(p)], now)
     sick = sum(1 for p in pods if not pod_is_healthy(p))
     lines = [f"pods in {scope}: {len(pods)} total, {sick} not healthy" + (" (listed first)" if sick else "")]
     size = len(lines[0]) + 1
-    shown = 0
-    for pod in pods:
-        line = pod_line(pod, now)
+    for shown, (line, _) in enumerate(entries):
         if len(lines) >= POD_LINES_MAX - 2 or size + len(line) + 1 > POD_BYTES_MAX - 1200:
+            hidden = [p for _, group in entries[shown:] for p in group]
+            hidden_sick = sum(1 for p in hidden if not pod_is_healthy(p))
+            lines.append(f"not shown: {len(hidden)} more pods ({hidden_sick} not healthy); narrow the "
+                         "query with a label selector, e.g. selector=app=NAME")
+            hint = _label_hint(pods)
+            if hint:
+                lines.append(one_line("labels to narrow by: " + hint, 1000))
             break
         lines.append(line)
         size += len(line) + 1
-        shown += 1
-    if shown < len(pods):
-        hidden = pods[shown:]
-        hidden_sick = sum(1 for p in hidden if not pod_is_healthy(p))
-        lines.append(f"not shown: {len(hidden)} more pods ({hidden_sick} not healthy); narrow the query"
-                     " with a label selector, e.g. selector=app=NAME")
-        hint = _label_hint(pods)
-        if hint:
-            lines.append(one_line("labels to narrow by: " + hint, 1000))
     return "\n".join(lines)

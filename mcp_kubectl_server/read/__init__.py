@@ -5,5 +5,7 @@
     unixhttp.py   http.client over a unix socket
     errors.py     ReadError and CancelledError; API errors in words the model can act on
     tls.py        the one Secret read, with --read-tls-certificates: a TLS Secret's certificate only
-Imports: reader -> proxy, unixhttp, errors.
+    discovery.py  the API groups and custom kinds served (/apis), resolving a kind a model names,
+                  and the allow-list parts of the custom kinds it resolved
+Imports: reader -> proxy -> discovery -> errors; unixhttp.
 """

@@ -5,7 +5,9 @@
 
 kubectl keeps the credentials; the server never reads the kubeconfig. The proxy is started with
 `--reject-methods` matching every method but GET and `--accept-paths` matching only the read
-paths the tools use, in the allowed namespaces, plus discovery and /version, and, unless the
+paths the tools use, in the allowed namespaces, plus discovery (of every group) and /version,
+the custom kinds get_custom_resources has resolved through discovery (allow_custom(): the child
+is started again with them), and, unless the
 cluster-scoped tools are switched off, the cluster-scoped kinds the tools read: nodes,
 persistent volumes, storage classes, IngressClasses, PriorityClasses, ClusterRoles and
 ClusterRoleBindings, the events stored about nodes in namespace default, and the cluster-wide
@@ -34,6 +36,7 @@ import tempfile
 import threading
 from collections import deque
 
+from mcp_kubectl_server.read.discovery import custom_paths
 from mcp_kubectl_server.read.errors import CancelledError
 from mcp_kubectl_server.read.prometheus import service_prefix
 from mcp_kubectl_server.validate import check_label
@@ -61,9 +64,6 @@ CLUSTER_SCOPED = {"/api/v1": ("nodes", "persistentvolumes"),
                   "/apis/networking.k8s.io/v1": ("ingressclasses",),
                   "/apis/scheduling.k8s.io/v1": ("priorityclasses",),
                   "/apis/rbac.authorization.k8s.io/v1": ("clusterroles", "clusterrolebindings")}
-GROUPS = ("apps", "batch", "autoscaling", "discovery.k8s.io", "events.k8s.io", "networking.k8s.io",
-          "coordination.k8s.io", "storage.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
-          "policy")
 # Every method but GET: RE2 has no look-ahead, so spell out "anything that is not exactly GET".
 REJECT_METHODS = r"^$,^[^G],^G$,^G[^E],^GE$,^GE[^T],^GET."
 _REJECT = [r"^/api/.*/pods/.*/exec", r"^/api/.*/pods/.*/attach",  # kubectl's own defaults, kept
@@ -102,7 +102,7 @@ def _escape(text):
     return text.replace(".", r"\.")
 
 
-def accept_paths(namespaces, *, cluster_scoped=True, service=None, read_tls=False):
+def accept_paths(namespaces, *, cluster_scoped=True, service=None, read_tls=False, custom=()):
     """The --accept-paths value: the read paths of the tools in `namespaces`, comma-joined; with
     `service` (--prometheus-service NS/NAME:PORT) Prometheus' query endpoints behind it; with
     `read_tls`, also GET of one Secret by name there (never a list: get_ingresses reads the TLS
@@ -112,12 +112,14 @@ def accept_paths(namespaces, *, cluster_scoped=True, service=None, read_tls=Fals
         raise ValueError("; ".join(p for p in problems if p))
     ns = "(" + "|".join(namespaces) + ")"
     parts = [r"^/version/?$", r"^/api/?$", r"^/api/v1/?$", r"^/apis/?$",
-             r"^/apis/(" + "|".join(_escape(g) for g in GROUPS) + r")(/v[0-9a-z]+)?/?$",
+             # discovery of every group (get_api_resources; a custom kind is resolved there)
+             rf"^/apis/{_NAME}(/v[0-9a-z]+)?/?$",
              rf"^/api/v1/namespaces/{ns}$", rf"^/api/v1/namespaces/{ns}/pods/{_NAME}/log$"]
     for prefix, resources in NAMESPACED.items():
         parts.append(rf"^{_escape(prefix)}/namespaces/{ns}/({'|'.join(resources)})(/{_NAME})?$")
     if read_tls:
         parts.append(rf"^/api/v1/namespaces/{ns}/secrets/{_NAME}$")
+    parts += custom_paths(custom, ns, cluster_scoped=cluster_scoped)
     if cluster_scoped:
         for prefix, resources in CLUSTER_SCOPED.items():
             parts.append(rf"^{_escape(prefix)}/({'|'.join(resources)})(/{_NAME})?$")
@@ -173,11 +175,10 @@ class Proxy:
         self.env = env  # the child's environment; None: this process's
         self.connection = ([f"--context={context}"] if context else []) + (
             [f"--kubeconfig={kubeconfig}"] if kubeconfig else [])
-        accept = accept_paths(namespaces, cluster_scoped=cluster_scoped, service=service, read_tls=read_tls)
-        self.filters = [f"--accept-paths={accept}",
-                        f"--reject-paths={reject_paths(service, read_tls=read_tls)}",
-                        f"--reject-methods={REJECT_METHODS}",
-                        r"--accept-hosts=^localhost$"]
+        self._scope = {"namespaces": namespaces, "cluster_scoped": cluster_scoped, "service": service,
+                       "read_tls": read_tls}
+        self.custom = frozenset()  # the custom kinds the allow-list opens (allow_custom)
+        self.filters = self._filters()
         self.start_timeout = start_timeout
         self.kill_with_parent = True
         self.starts = 0
@@ -190,6 +191,28 @@ class Proxy:
         self._serving = False
         self._lock = threading.Lock()
         self._started = threading.Condition()  # notified at the serve line, at EOF, by wake()
+
+    def _filters(self):
+        accept = accept_paths(**self._scope, custom=sorted(self.custom))
+        return [f"--accept-paths={accept}",
+                f"--reject-paths={reject_paths(self._scope['service'], read_tls=self._scope['read_tls'])}",
+                f"--reject-methods={REJECT_METHODS}",
+                r"--accept-hosts=^localhost$"]
+
+    def allow_custom(self, kinds):
+        """Open the read paths of these custom kinds (discovered, read/discovery.py) too: a child
+        started with a narrower allow-list is stopped, and the next ensure() starts one with
+        this list (kubectl proxy takes its filters only at start). Kinds are only ever added."""
+        with self._lock:
+            wanted = self.custom | frozenset(kinds)
+            if wanted == self.custom:
+                return False
+            self.custom = wanted
+            self.filters = self._filters()
+            if self.proc is not None:
+                self._reap()  # the next ensure() launches with the new filters
+                self.proc = None
+            return True
 
     def argv(self, socket_path):
         return [self.binary, *self.connection, "proxy", f"--unix-socket={socket_path}",

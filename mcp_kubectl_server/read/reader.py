@@ -106,6 +106,7 @@ class Reader:
                                        start_timeout=max(timeout, 1.0)))
         self._deadline = None
         self._cancelled = None
+        self.cache = {}  # shared by every per-call view: read/discovery.py keeps its answer here
 
     @property
     def proxy(self):
@@ -117,6 +118,11 @@ class Reader:
         view._deadline = time.monotonic() + self.timeout
         view._cancelled = cancelled
         return view
+
+    def allow_custom(self, kinds):
+        """Let the proxy read these custom kinds (read/discovery.py ApiKinds) from now on."""
+        if self._channel.proxy.allow_custom(kinds):
+            self._channel.drop()  # the child that served the kept-alive connection is gone
 
     def prepare(self):
         """Launch the proxy now, without waiting (a client connected: its first read is near)."""

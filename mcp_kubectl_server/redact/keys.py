@@ -193,7 +193,10 @@ def _masked_value(text, start, *, prose_kept, weak, colon=False):
     if not bare or (weak and not secret_value(bare.group(0))) or (
             bare.group(0).lower() in _STATES and not colon):
         return None
-    return (_PHRASE_REST.match(text, bare.end()).end() if colon and not weak else bare.end()), MASK
+    end = bare.end()
+    if text.startswith("]", end) and text.endswith(MASK[:-1], start, end):
+        end += 1   # the value holds a mask an earlier pass put there (a URL's password): all of it
+    return (_PHRASE_REST.match(text, end).end() if colon and not weak else end), MASK
 
 
 def _spaced_form(text, match, key):

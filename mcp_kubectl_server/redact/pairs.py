@@ -11,21 +11,21 @@ the password goes, the user stays.
                last word is user, creds, credentials or auth (`--creds`, `--src-creds`,
                `--basic-auth`); `UID:GID` (two numbers, docker's `--user 1000:1000`) stays
 
-Each pattern starts from a literal a scan finds cheaply (`@`, `/`, a flag's dash), and reads a
-bounded stretch: linear time on any input.
+Each pattern starts from a literal a scan finds cheaply (a pair's `:`, an Oracle word in the
+lower-cased text, a flag's `-`) and reads a bounded stretch: linear time on any input.
 """
 
 import re
 
 from .formats import MASK
 
-# `:password@host`, the password free of spaces, quotes and `/`; the host a DNS name or an IP,
-# then a port, a path, the end or a delimiter. Found from its `:` (a literal: a fast scan), the
-# user then read backwards.
-_PASSWORD_AT = re.compile(r":([^\s/@\"'<>`]+)@(?=([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)"
-                          r"(?::\d{1,5})?(?:[/\s\"',;)\]]|$))")
+# `user:password@host`: found from its `@` (a literal: a fast scan), where a host follows (a DNS
+# name or an IP, then a port, a path, the end or a delimiter); the run before it is read
+# backwards and cut at its first `:`. The password is free of spaces, quotes, `/` and `@`.
+_HOST = re.compile(r"([A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*)(?::\d{1,5})?(?:[/\s\"',;)\]]|$)")
+_NOT_IN_RUN = frozenset(" \t\n\r/@\"'<>`")
 _USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                        "._~!$&*+%-")
+                        "._~!$&*+%-_")
 _NOT_BEFORE_USER = frozenset("/:@")   # `scheme://user:` is files.py's, `a:b:c@` one pair
 _NOT_USERS = {"mailto", "sip", "sips", "tel", "xmpp", "acct", "urn"}
 _DIGESTS = {"sha1", "sha256", "sha384", "sha512", "md5"}
@@ -61,18 +61,24 @@ def redact_pairs(text):
 
 
 def _redact_userinfo(text):
-    out, pos = [], 0
-    for match in _PASSWORD_AT.finditer(text):
-        colon = match.start()
+    out, pos, at = [], 0, text.find("@")
+    while at != -1:
+        host = _HOST.match(text, at + 1)
+        begin = at
+        while begin > max(pos, at - 512) and text[begin - 1] not in _NOT_IN_RUN:
+            begin -= 1
+        colon = text.find(":", begin, at)
         user = colon
-        while user > 0 and colon - user < 256 and text[user - 1] in _USER_CHARS:
+        while user > begin and text[user - 1] in _USER_CHARS:
             user -= 1
-        if (user == colon or colon < pos or (user and (text[user - 1].isalnum() or text[
-                user - 1] in _NOT_BEFORE_USER)) or text[user:colon].lower() in _NOT_USERS
-                or match.group(2).lower() in _DIGESTS):
-            continue
-        out += [text[pos:match.start(1)], MASK]
-        pos = match.end(1)
+        if (host and colon > user and colon + 1 < at
+                and not (user and text[user - 1] in _NOT_BEFORE_USER)
+                and text[user:colon].lower() not in _NOT_USERS
+                and host.group(1).lower() not in _DIGESTS
+                and not text.startswith(MASK, colon + 1)):
+            out += [text[pos:colon + 1], MASK]
+            pos = at
+        at = text.find("@", at + 1)
     return "".join(out) + text[pos:] if out else text
 
 

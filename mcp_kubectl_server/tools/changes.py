@@ -11,6 +11,9 @@ A family module (see registry.py). The reads, all lists of the namespace unless 
     nodes         /api/v1/nodes and the node events in namespace default, only with the
                   cluster-scoped reads on; a node change is shown only for a node that runs a pod
                   of the namespace
+    custom kinds  the namespaced kinds get_custom_resources has a digest for (Argo CD, Flux,
+                  KEDA, Istio, cert-manager, Chaos Mesh) that discovery says the cluster serves:
+                  their edits and creations (the proxy opens their paths once, as that tool does)
 
 With `kind`, only the reads that can yield that kind's changes are made. A read that fails
 (RBAC, a kind the cluster does not serve) is named in a note; the rest is still shown.
@@ -19,6 +22,8 @@ With `kind`, only the reads that can yield that kind's changes are made. A read 
 from datetime import datetime, timedelta, timezone
 
 from mcp_kubectl_server.digests import changes as digest
+from mcp_kubectl_server.digests.custom import digest_for, holds_secrets
+from mcp_kubectl_server.read.discovery import read_discovery
 from mcp_kubectl_server.read.errors import ReadError
 from mcp_kubectl_server.tools.spec import NAMESPACE, Tool
 
@@ -40,7 +45,13 @@ EDITED = {"ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
           "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
           "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings"}
 JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
-KINDS = tuple(WORKLOADS) + ("Job",) + tuple(EDITED) + ("Pod", "Node")
+# The custom kinds whose edits are listed (those get_custom_resources writes a digest for).
+CUSTOM_KINDS = ("Application", "Kustomization", "HelmRelease", "GitRepository", "HelmRepository",
+                "ScaledObject", "ScaledJob", "AuthorizationPolicy", "PeerAuthentication",
+                "VirtualService", "DestinationRule", "Certificate", "Issuer", "Schedule",
+                "PodChaos", "NetworkChaos", "IOChaos", "StressChaos", "TimeChaos", "DNSChaos",
+                "HTTPChaos")
+KINDS = tuple(WORKLOADS) + ("Job",) + tuple(EDITED) + ("Pod", "Node") + CUSTOM_KINDS
 
 TOOL = Tool(
     "get_changes", "What changed, in time order",
@@ -51,7 +62,8 @@ TOOL = Tool(
     "they name), scaling by a person or an autoscaler, edits of ConfigMaps (which keys), "
     "Services, Ingresses, NetworkPolicies, HPAs, PodDisruptionBudgets, quotas, limit ranges, "
     "ServiceAccounts and RBAC, Job runs and their results, evictions, preemptions and OOM kills, "
-    "and changes of the nodes the namespace's pods run on (NotReady, cordon, taints, new nodes). "
+    "changes of the nodes the namespace's pods run on (NotReady, cordon, taints, new nodes), and "
+    "edits of the operators' objects (Argo CD, Flux, KEDA, Istio, cert-manager, Chaos Mesh). "
     "Use it right after get_pods to ask what changed just before the trouble began.",
     {"namespace": NAMESPACE,
      "since_minutes": {"type": "integer", "minimum": 1, "maximum": SINCE_MAX,
@@ -118,6 +130,25 @@ def _node_changes(reads, pods, since):
     return out
 
 
+def _custom_changes(reads, ns, wanted, since):
+    """Edits of the custom kinds with a written digest that the cluster serves."""
+    try:
+        discovery = read_discovery(reads.reader)
+    except ReadError as exc:
+        reads.notes.append(f"note: custom resources not read: discovery failed ({exc})")
+        return []
+    kinds = [k for k in discovery.custom if k.namespaced and wanted(k.kind)
+             and digest_for(k.group, k.kind) and not holds_secrets(k.group, k.kind)]
+    if not kinds:
+        return []
+    reads.reader.allow_custom(kinds)
+    out = []
+    for kind in kinds:
+        for obj in reads.items(f"/apis/{kind.group}/{kind.version}/namespaces/{ns}/{kind.plural}"):
+            out += digest.edits(kind.kind, obj, since)
+    return out
+
+
 def get_changes(reader, args, *, now=None):
     ns, kind = args["namespace"], args.get("kind")
     now = now or datetime.now(timezone.utc)
@@ -141,6 +172,8 @@ def get_changes(reader, args, *, now=None):
     found += told
     if wanted("Node") and getattr(reader, "cluster_scoped", True):
         found += _node_changes(reads, pods, since)
+    if not kind or kind in CUSTOM_KINDS:
+        found += _custom_changes(reads, ns, wanted, since)
     text = digest.changes_digest(found, namespace=ns, since=since, now=now, kind=kind)
     return "\n".join([text, *reads.notes])
 

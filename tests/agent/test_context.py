@@ -130,6 +130,9 @@ def test_long_run_clears_old_results_in_batches_and_its_quote_still_verifies():
     stubs = [b for m in final if m["role"] == "user" for b in m["content"]
              if b.get("type") == "tool_result" and b["content"][0]["text"].startswith(context.CLEARED)]
     assert stubs and "get_logs namespace=prod" in stubs[0]["content"][0]["text"]
+    # the audit names the results each batch cleared (verify/blind_spots.py reads them)
+    assert sorted(i for c in cleared for i in c["tool_use_ids"]) == sorted(
+        b["tool_use_id"] for b in stubs)
     newest = [m for m in final if m["role"] == "user"][-2:]   # the last two rounds stay whole
     assert all(not b["content"][0]["text"].startswith(context.CLEARED)
                for m in newest for b in m["content"] if b.get("type") == "tool_result")

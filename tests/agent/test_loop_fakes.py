@@ -136,6 +136,20 @@ def happy_script():
             response("tool_use", report_call())]
 
 
+SUPPORTED_REVIEW = {"verdict": "supported", "claims": [
+    {"claim": "checkout crashes because PAYMENT_API_URL is missing", "status": "supported",
+     "quote": FATAL, "note": "the log says so"}], "alternatives": [], "actions_follow": True}
+REVIEW_USAGE = {"input_tokens": 1200, "output_tokens": 300, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0}
+
+
+def review_response(review_input=None, tid="toolu_review"):
+    """The answer of the review (verify/review.py): one review_report call."""
+    return response("tool_use", text("Reviewing."),
+                    tool_use(tid, "review_report", review_input or SUPPORTED_REVIEW),
+                    usage=REVIEW_USAGE)
+
+
 class RecordingRunner:
     """Runner seam that records argv instead of running anything."""
 

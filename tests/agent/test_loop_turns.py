@@ -21,12 +21,12 @@ def user(text):
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-def test_breakpoint_goes_on_the_newest_user_turn_and_the_input_is_not_changed():
-    messages = [user("first"), {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
-                user("second"), {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]
+def test_breakpoints_go_on_the_two_newest_user_turns_and_the_input_is_not_changed():
+    said = {"role": "assistant", "content": [{"type": "text", "text": "a"}]}
+    messages = [user("first"), said, user("second"), said, user("third"), said]
     body = turns.build_request(turns.Settings(fallbacks=False), TOOLSET, messages)
     marked = [i for i, m in enumerate(body["messages"]) if "cache_control" in m["content"][-1]]
-    assert marked == [2] and "fallbacks" not in body
+    assert marked == [2, 4] and "fallbacks" not in body
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in m["content"][-1] for m in messages)  # a copy was marked
 

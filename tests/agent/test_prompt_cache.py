@@ -1,6 +1,6 @@
 """The prompt-cache prefix rule the fake Messages API and `make bench` measure with."""
 
-from tests.support.prompt_cache import LOOKBACK, PromptCache, cache_blocks
+from tests.support.prompt_cache import LOOKBACK, Bill, PromptCache, cache_blocks
 
 MARK = {"cache_control": {"type": "ephemeral"}}
 TOOLS = [{"name": "get_pods", "description": "list pods", "input_schema": {"type": "object"}}]
@@ -26,14 +26,15 @@ def size(request, blocks):
 def test_nothing_is_read_before_something_was_marked_and_not_from_itself():
     cache = PromptCache()
     first = body([text("pods restart", marked=True)])
-    assert cache.read(first) == (0, 0, size(first, 3))
+    assert cache.read(first) == Bill(read=0, written=size(first, 3), uncached=0, reusable=0)
 
 
 def test_a_request_without_breakpoints_reads_nothing_and_marks_nothing():
     cache = PromptCache()
     plain = body([text("pods restart")], system_marked=False)
-    assert cache.read(plain)[0] == 0 and cache.read(plain)[0] == 0
-    assert cache.read(plain)[1] == size(plain, 3)  # sent before, though: reusable
+    assert cache.read(plain) == Bill(read=0, written=0, uncached=size(plain, 3), reusable=0)
+    again = cache.read(plain)
+    assert again.read == 0 and again.reusable == size(plain, 3)  # sent before, though
 
 
 def test_the_next_step_reads_up_to_the_previous_steps_newest_user_turn():
@@ -41,8 +42,9 @@ def test_the_next_step_reads_up_to_the_previous_steps_newest_user_turn():
     step1 = body([text("pods restart", marked=True)])
     step2 = body([text("pods restart")], [text("looking")], [text("3 pods", marked=True)])
     cache.read(step1)
-    cached, reusable, total = cache.read(step2)
-    assert cached == reusable == size(step2, 3) and total == size(step2, 5)
+    bill = cache.read(step2)
+    assert bill.read == bill.reusable == size(step2, 3) and bill.total == size(step2, 5)
+    assert bill.written == size(step2, 5) - size(step2, 3) and bill.uncached == 0
 
 
 def test_cache_control_is_not_part_of_the_bytes():
@@ -54,14 +56,15 @@ def test_a_change_in_the_tools_leaves_nothing_to_read():
     cache = PromptCache()
     cache.read(body([text("pods restart", marked=True)]))
     other = [dict(TOOLS[0], description="list pods. Allowed namespaces: prod.")]
-    assert cache.read(body([text("pods restart", marked=True)], tools=other))[:2] == (0, 0)
+    bill = cache.read(body([text("pods restart", marked=True)], tools=other))
+    assert (bill.read, bill.reusable) == (0, 0)
 
 
 def test_a_new_first_turn_still_reads_tools_and_system():
     cache = PromptCache()
     cache.read(body([text("pods restart in prod", marked=True)]))
     again = body([text("the cart is slow in staging", marked=True)])
-    assert cache.read(again)[0] == size(again, 2)
+    assert cache.read(again).read == size(again, 2)
 
 
 def test_a_marked_prefix_is_found_only_within_the_lookback_window():
@@ -73,4 +76,31 @@ def test_a_marked_prefix_is_found_only_within_the_lookback_window():
     for request, expected in ((near, size(near, 3)), (far, 0)):
         cache = PromptCache()
         cache.read(turns(1, marked_at=0))           # marks tools + system + line 0
-        assert cache.read(request)[0] == expected
+        assert cache.read(request).read == expected
+
+
+def test_the_bill_writes_up_to_the_last_breakpoint_and_leaves_the_rest_uncached():
+    cache = PromptCache()
+    first = body([text("pods restart", marked=True), text("tail")], system_marked=False)
+    # nothing read; tools, system and the marked block written; the block after them uncached
+    assert cache.read(first) == Bill(read=0, written=size(first, 3),
+                                     uncached=size(first, 4) - size(first, 3), reusable=0)
+    again = body([text("pods restart", marked=True), text("tail", marked=True)],
+                 system_marked=False)
+    bill = cache.read(again)
+    assert (bill.read, bill.written, bill.uncached) == (size(again, 3), size(again, 4) -
+                                                        size(again, 3), 0)
+
+
+def test_an_entry_beyond_the_lookback_is_found_only_from_a_breakpoint_near_it():
+    # the earlier request wrote up to line 0; the later one starts with it, 25 blocks follow
+    lines = [text(f"line {i}") for i in range(26)]
+    cache = PromptCache()
+    cache.read(body([text("line 0", marked=True)], system_marked=False))
+    far = body(lines[:25] + [text("line 25", marked=True)], system_marked=False)
+    assert cache.read(far).read == 0 and cache.read(far).reusable >= size(far, 3)
+    cache = PromptCache()
+    cache.read(body([text("line 0", marked=True)], system_marked=False))
+    bridged = body([text("line 0", marked=True)] + lines[1:25] + [text("line 25", marked=True)],
+                   system_marked=False)
+    assert cache.read(bridged).read == size(bridged, 3)

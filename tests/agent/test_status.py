@@ -147,8 +147,8 @@ def test_status_model_runs_the_line_exactly_while_each_call_does(pipe):
     seen = []
 
     class Line:
-        def begin(self, step):
-            seen.append(("begin", step))
+        def begin(self, step, doing):
+            seen.append(("begin", step) if doing == "waiting for the model" else (doing, step))
 
         def end(self):
             seen.append(("end",))
@@ -164,6 +164,9 @@ def test_status_model_runs_the_line_exactly_while_each_call_does(pipe):
     with pytest.raises(KeyboardInterrupt):
         wrapped({"n": 2})
     assert seen == [("begin", 1), ("call", 1), ("end",), ("begin", 2), ("call", 2), ("end",)]
+    seen.clear()   # the review after the report is not a step: it keeps the last step's number
+    assert wrapped({"n": 3, "tools": [{"name": "review_report"}]})["n"] == 3
+    assert seen == [("reviewing the report", 2), ("call", 3), ("end",)]
 
 
 def test_a_gone_stderr_or_a_dumb_terminal_is_not_a_terminal(monkeypatch, terminal):

@@ -16,7 +16,7 @@ import time
 
 MODULES = ("tests.bench.server", "tests.bench.agent", "tests.bench.reader", "tests.bench.stream",
            "tests.bench.serve", "tests.bench.cache", "tests.bench.promql", "tests.bench.context",
-           "tests.bench.metrics", "tests.bench.redaction")
+           "tests.bench.metrics", "tests.bench.redaction", "tests.bench.kubectl_bytes")
 PAIRS = 5
 
 

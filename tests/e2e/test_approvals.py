@@ -80,7 +80,8 @@ def pending(kube_sim, tmp_path):
     """(serve, sim, run id, outcome, approval) once the replayed run has handed one over."""
     sim = kube_sim("crashloop")
     target = Target(200)
-    service = start(sim, tmp_path, "--execute", "--forward", target.url)
+    # no watch after the approval here: its updates are tests/e2e/test_approval_watch.py's
+    service = start(sim, tmp_path, "--execute", "--forward", target.url, "--verify-timeout", "0")
     try:
         status, _, body = post(service.url, PAYLOAD,
                                headers={"Authorization": f"Bearer {WEBHOOK}"})

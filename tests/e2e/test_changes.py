@@ -90,3 +90,12 @@ def test_bad_arguments_and_scope_are_refused(shared_serve, arguments, why):
     text, is_error = server.call("get_changes", arguments)
     assert is_error and why in text
     assert sim.journal_entries() == []
+
+
+def test_an_operators_object_is_a_change_too(shared_serve):
+    server, sim = shared_serve("mesh-deny")
+    text = ok(server, "get_changes", {"namespace": "prod", "since_minutes": 120})
+    assert "(35m ago) AuthorizationPolicy/deny-checkout-charges created" in text
+    only = ok(server, "get_changes", {"namespace": "prod", "kind": "AuthorizationPolicy", "since_minutes": 120})
+    assert change_lines(only) == [line for line in change_lines(text) if " AuthorizationPolicy/" in line]
+    assert sim.journal_entries() == []

@@ -30,6 +30,6 @@ def test_the_crashloop_run_sends_the_same_bytes_with_and_without_management(kube
     sim = kube_sim("crashloop")
     managed, outcome = requests(sim)
     unmanaged, _ = requests(sim, "--max-result-bytes", "0", "--context-budget-tokens", "0")
-    assert len(managed) == 4 and managed == unmanaged
+    assert len(managed) == 5 and managed == unmanaged   # four steps, then the review
     assert outcome["context"]["clearings"] == outcome["context"]["cut_results"] == 0
     assert outcome["context"]["budget_tokens"] == 80_000

@@ -22,7 +22,7 @@ def run(*args, timeout=120):
 
 def test_demo_replay_lands_a_report_and_writes_nothing():
     out = run("injection", "checkout pods in prod keep restarting", "--namespaces", "prod",
-              "--replay", "fixtures/replay/crashloop-injection.json")
+              "--replay", "fixtures/replay/crashloop-injection.json", "--verify")  # make demo's
     assert out.returncode == 0, out.stderr
     assert "PAYMENT_API_URL" in out.stdout
     assert "0 write(s) reached the simulated cluster" in out.stderr

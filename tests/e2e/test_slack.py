@@ -74,6 +74,42 @@ def click(slack, message, user, *, action="approve", value=None, block_id=None, 
     return envelope_id
 
 
+def slack_flags(tmp_path, slack):
+    (tmp_path / "bot").write_text(BOT + "\n")
+    (tmp_path / "app").write_text(APP + "\n")
+    (tmp_path / "slack-operators").write_text(
+        f"alice {hashlib.sha256(TOKENS['alice'].encode()).hexdigest()} slack:{ALICE}\n")
+    return ("--operators", str(tmp_path / "slack-operators"), "--slack-channel", CHANNEL,
+            "--slack-api-url", slack.api_url, "--slack-bot-token-file", str(tmp_path / "bot"),
+            "--slack-app-token-file", str(tmp_path / "app"))
+
+
+def test_a_mention_in_the_thread_is_a_follow_up_answered_there(kube_sim, tmp_path, slack):
+    from tests.e2e.test_followups import QUESTION, script, serve_a_run
+    served = serve_a_run(kube_sim("crashloop"), tmp_path, script(), *slack_flags(tmp_path, slack))
+    service, fake, outbox, run_id = next(served)
+    try:
+        slack.wait(lambda: any(not m.get("thread_ts") and "checkout" in m["text"]
+                               and "Triaging" not in m["text"] for m in slack.messages.values()))
+        root = next(m for m in slack.messages.values() if not m.get("thread_ts"))
+        event = {"type": "app_mention", "user": ALICE, "channel": CHANNEL,
+                 "thread_ts": root["ts"], "ts": "1765000999.000001",
+                 "text": f"<@U0TRIAGEBOT> {QUESTION}"}
+        slack.wait_ack(slack.envelope("events_api", {"event_id": "Ev0MENTION1",
+                                                     "event": event}))
+        slack.wait_ack(slack.envelope("events_api", {"event_id": "Ev0MENTION2", "event": dict(
+            event, user=MALLORY)}))
+        slack.wait(lambda: any("not an operator" in e["text"] for e in slack.ephemeral))
+        slack.wait(lambda: any("checkout-6f8d9c7b5d-m4q9z" in json.dumps(m["blocks"])
+                               and m.get("thread_ts") == root["ts"]
+                               for m in slack.messages.values()), timeout=60)
+        asked = api(service.url, f"/api/runs/{run_id}/questions")[1]["questions"]
+        assert [(q["question"], q["asked_by"], q["state"]) for q in asked] == [
+            (QUESTION, "alice", "answered")]
+    finally:
+        next(served, None)
+
+
 def test_alert_thread_report_and_one_click_is_one_write(kube_sim, tmp_path, slack):
     sim = kube_sim("crashloop")
     slack.fail("chat.postMessage", 429, retry_after=0)       # the root: rate limited once

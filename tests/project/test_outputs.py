@@ -28,7 +28,8 @@ FOUR_TOOLS = ("get_pods", "describe_pod", "get_events", "get_logs")
 SERVER_TOOLS = FOUR_TOOLS + ("get_services", "get_config", "get_storage", "get_quotas", "get_workloads",
                              "describe_workload", "get_changes", "get_nodes", "describe_node", "get_network_policies",
                              "get_metrics", "query_metrics", "list_metrics",
-                             "get_ingresses", "get_rbac", "get_priority_classes")
+                             "get_ingresses", "get_rbac", "get_priority_classes", "get_api_resources",
+                             "get_custom_resources")
 MODEL_ALIASES = {"sonnet", "opus", "haiku", "inherit"}
 SKILL_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 

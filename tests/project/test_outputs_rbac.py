@@ -38,12 +38,27 @@ NAMESPACED = {"": {"pods", "pods/log", "events", "services", "endpoints", "confi
               "networking.k8s.io": {"networkpolicies", "ingresses"},
               "rbac.authorization.k8s.io": {"roles", "rolebindings"},
               "policy": {"poddisruptionbudgets"}}
+# The custom kinds get_custom_resources has digests for (issue 48): get and list in each allowed
+# namespace, and nothing else of their groups; a ClusterIssuer only by name (get).
+CUSTOM = {"argoproj.io": {"applications"}, "kustomize.toolkit.fluxcd.io": {"kustomizations"},
+          "helm.toolkit.fluxcd.io": {"helmreleases"},
+          "source.toolkit.fluxcd.io": {"gitrepositories", "helmrepositories"},
+          "keda.sh": {"scaledobjects", "scaledjobs"},
+          "security.istio.io": {"authorizationpolicies", "peerauthentications"},
+          "networking.istio.io": {"virtualservices", "destinationrules"}, "cert-manager.io": {"certificates", "issuers"},
+          "chaos-mesh.org": {"podchaos", "networkchaos", "iochaos", "stresschaos", "timechaos", "dnschaos",
+                             "httpchaos", "schedules"}}
+NAMESPACED.update(CUSTOM)
+NEEDED |= {(group, resource, verb) for group, kinds in CUSTOM.items() for resource in kinds
+           for verb in ("get", "list")} | {("cert-manager.io", "clusterissuers", "get")}
 CLUSTER_SCOPED = {"": {"namespaces", "nodes", "persistentvolumes"}, "storage.k8s.io": {"storageclasses"},
+                  "cert-manager.io": {"clusterissuers"},
                   "networking.k8s.io": {"ingressclasses"}, "scheduling.k8s.io": {"priorityclasses"},
                   "rbac.authorization.k8s.io": {"clusterroles", "clusterrolebindings"}}
 # Namespaced kinds a ClusterRole may grant, and with which verbs only: the node tools list the pods
-# of every namespace to sum a node's requests (describe_node counts, never names, the others).
-CLUSTER_WIDE = {("", "pods"): {"list"}}
+# of every namespace to sum a node's requests (describe_node counts, never names, the others); and
+# cluster-scoped kinds read only by name.
+CLUSTER_WIDE = {("", "pods"): {"list"}, ("cert-manager.io", "clusterissuers"): {"get"}}
 NODE_EVENTS = "triage-agent-node-events"  # its Role, in default, where events about nodes are stored
 MAY_READ = {g: NAMESPACED.get(g, set()) | CLUSTER_SCOPED.get(g, set()) for g in {*NAMESPACED, *CLUSTER_SCOPED}}
 COMMAND_CHANNELS = ("exec", "attach", "portforward", "proxy")
@@ -220,6 +235,17 @@ _RULE = "  - apiGroups: [apps]\n    resources: [deployments, replicasets]\n    v
      "  name: triage-agent-node-events\n  namespace: kube-system\nrules:",
      "describe_node needs Role triage-agent-node-events in namespace default"),
     ("kind: Namespace", "kind: Pod", "unexpected document kind 'Pod'"),
+    ("resources: [scaledobjects, scaledjobs]", "resources: [scaledobjects, scaledjobs, triggerauthentications]",
+     "the tools never read triggerauthentications"),
+    ("resources: [scaledobjects, scaledjobs]", "resources: [scaledjobs]", "missing grant: get scaledobjects"),
+    ("apiGroups: [argoproj.io]", "apiGroups: [bitnami.com]", "the tools never read applications"),
+    ("resources: [certificates, issuers]", "resources: [certificates, issuers, clusterissuers]",
+     "a Role cannot grant a cluster-scoped kind"),
+    ("resources: [clusterissuers]\n    verbs: [get]", "resources: [clusterissuers]\n    verbs: [get, list]",
+     "only get is needed"),
+    ("resources: [authorizationpolicies, peerauthentications]\n    verbs: [get, list]",
+     "resources: [authorizationpolicies, peerauthentications]\n    verbs: [get, list, update]",
+     "update authorizationpolicies"),
     ("resources: [networkpolicies, ingresses]", "resources: [ingresses]",
      "missing grant: list networkpolicies (group 'networking.k8s.io')"),
     ("resources: [networkpolicies, ingresses]\n    verbs: [get, list]",

@@ -50,13 +50,67 @@ def test_pod_lines_unhealthy_first_with_reasons():
     lines = text.splitlines()
     assert lines[0] == "pods in namespace prod: 3 total, 2 not healthy (listed first)"
     assert lines[1] == ('checkout-6f8d9c7b5d-x7k2p phase=Running ready=0/1 restarts=47 container=app '
-                        'state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed '
-                        'container=app" last_state=terminated last_reason=Error last_exit_code=1 '
-                        'node=node-a age=3h')
+                        'state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed" '
+                        'last_state=terminated last_reason=Error last_exit_code=1 node=node-a age=3h')
     assert lines[2] == ('reports-7c9d8b6f5-q2w3e phase=Pending ready=0/1 restarts=0 condition=PodScheduled '
                         'reason=Unschedulable message="0/3 nodes are available: 3 Insufficient memory." '
                         'node=none age=3h')
-    assert lines[3] == "frontend-5f6b7c8d9b-ngmcc phase=Running ready=1/1 restarts=0 node=node-a age=2d4h"
+    assert lines[3:] == ["healthy (Running, all containers ready, no restarts), by owner:",
+                         "frontend-5f6b7c8d9b: 1 pod age=2d4h nodes=node-a: frontend-5f6b7c8d9b-ngmcc"]
+
+
+def crashing(name, restarts, *, node="node-a", uid="0f1e"):
+    # the kubelet's back-off message names the pod (with its namespace and uid) and the container
+    message = f"back-off 5m0s restarting failed container=app pod={name}_prod({uid})"
+    return make_pod(name, ready=False, restarts=restarts, node=node,
+                    state={"waiting": {"reason": "CrashLoopBackOff", "message": message}},
+                    last={"terminated": {"reason": "Error", "exitCode": 1}})
+
+
+def test_pods_of_one_owner_in_one_state_say_it_once_the_most_restarted_first():
+    items = [crashing("checkout-6f8d9c7b5d-aaaaa", 3), crashing("checkout-6f8d9c7b5d-bbbbb", 9, node="node-b"),
+             make_pod("checkout-6f8d9c7b5d-ccccc", restarts=2,
+                      last={"terminated": {"reason": "OOMKilled", "exitCode": 137}}),
+             crashing("cart-7c8d9b6f5-ddddd", 4)]
+    lines = pods_digest(pods(*items), namespace="prod", now=NOW).splitlines()
+    assert lines[1].startswith("cart-7c8d9b6f5-ddddd ") and 'message="back-off 5m0s restarting failed"' in lines[1]
+    assert lines[2].startswith("checkout-6f8d9c7b5d-bbbbb phase=Running ready=0/1 restarts=9 container=app "
+                               "state=waiting reason=CrashLoopBackOff")
+    assert lines[3] == ("checkout-6f8d9c7b5d-aaaaa phase=Running ready=0/1 restarts=3 (state as above) "
+                        "node=node-a age=3h")
+    # healthy but restarted: a line of its own, with its last state, after the unhealthy ones
+    assert lines[4].startswith("checkout-6f8d9c7b5d-ccccc phase=Running ready=1/1 restarts=2 ")
+    assert "last_reason=OOMKilled" in lines[4] and len(lines) == 5
+    text = "\n".join(lines)
+    assert "pod=" not in text and text.count("back-off 5m0s") == 2   # once for each owner
+
+
+def test_a_different_state_in_one_owner_is_said_again():
+    other = make_pod("checkout-6f8d9c7b5d-eeeee", ready=False, restarts=1,
+                     state={"waiting": {"reason": "CrashLoopBackOff"}},
+                     last={"terminated": {"reason": "OOMKilled", "exitCode": 137}})
+    lines = pods_digest(pods(crashing("checkout-6f8d9c7b5d-aaaaa", 3), other), namespace="prod",
+                        now=NOW).splitlines()
+    assert "(state as above)" not in "\n".join(lines) and len(lines) == 3
+
+
+def test_healthy_pods_are_counted_by_owner_and_named_only_when_few():
+    few = [make_pod(f"web-5f6b7c8d9b-{i}", node=f"node-{i}") for i in "abc"]
+    many = [make_pod(f"api-6c7d8e9f0a-{i:03d}", node=f"node-{i % 5}") for i in range(40)]
+    bare = make_pod("debug-shell", created="2026-11-29T11:00:00Z")
+    bare["metadata"].pop("ownerReferences")
+    done = make_pod("report-1-xyz", phase="Succeeded", ready=False,
+                    state={"terminated": {"reason": "Completed", "exitCode": 0}})
+    lines = pods_digest(pods(*few, *many, bare, done), namespace="prod", now=NOW).splitlines()
+    assert lines == [
+        "pods in namespace prod: 45 total, 0 not healthy",
+        "healthy (Running, all containers ready, no restarts), by owner:",
+        "(no owner): 1 pod age=1h nodes=node-a: debug-shell",
+        "api-6c7d8e9f0a: 40 pods age=3h nodes=5",
+        "web-5f6b7c8d9b: 3 pods age=3h nodes=node-a,node-b,node-c: "
+        "web-5f6b7c8d9b-a web-5f6b7c8d9b-b web-5f6b7c8d9b-c",
+        "completed (Succeeded), by owner:",
+        "report-1: 1 pod age=3h nodes=node-a: report-1-xyz"]
 
 
 def test_oomkilled_last_state():
@@ -76,22 +130,32 @@ def test_large_namespace_is_bounded_and_says_how_to_narrow():
                       state={"waiting": {"reason": "CrashLoopBackOff"}}) for i in range(5)]
     text = pods_digest(pods(*many), namespace="bulk", now=NOW)
     lines = text.splitlines()
-    assert len(lines) <= 200 and len(text.encode()) <= 16 * 1024
+    assert len(text.encode()) <= 1024 and len(lines) == 1 + 5 + 1 + 7   # 2,500 healthy: 7 owners
     assert all(l.startswith("bulk-bad-") for l in lines[1:6])
-    assert any(l.startswith("not shown: ") and "more pods (0 not healthy)" in l and "selector" in l for l in lines)
-    assert any(l.startswith("labels to narrow by: app=bulk-") for l in lines)
+    # thousands of unhealthy pods of as many owners: cut, and told how to narrow
+    sick = [make_pod(f"job-{i:05d}-x", ready=False, restarts=1, labels={"app": f"job-{i % 3}"},
+                     state={"waiting": {"reason": "CrashLoopBackOff"}}) for i in range(2500)]
+    text = pods_digest(pods(*sick, *many), namespace="bulk", now=NOW)
+    lines = text.splitlines()
+    assert len(lines) <= 200 and len(text.encode()) <= 16 * 1024
+    hidden = [l for l in lines if l.startswith("not shown: ")]
+    assert len(hidden) == 1 and "pods (" in hidden[0] and "not healthy)" in hidden[0] and "selector" in hidden[0]
+    assert int(hidden[0].split()[2]) == 2500 + 2505 - sum(1 for l in lines if l.startswith(("job-", "bulk-bad-")))
+    assert any(l.startswith("labels to narrow by: app=") for l in lines)
 
 
 def test_describe_lists_env_names_never_values():
     events = [{"type": "Warning", "reason": "BackOff", "count": 300, "lastTimestamp": "2026-11-29T11:59:00Z",
                "involvedObject": {"kind": "Pod", "name": CRASH["metadata"]["name"]},
-               "message": "Back-off restarting failed container app"}]
+               "message": "Back-off restarting failed container app in pod "
+                          "checkout-6f8d9c7b5d-x7k2p_prod(5f0c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f)"}]
     text = describe_digest(CRASH, owners=["ReplicaSet/checkout-6f8d9c7b5d", "Deployment/checkout"],
                            events=events)
     assert "hunter2" not in text
     lines = text.splitlines()
     for expected in [
-        "pod prod/checkout-6f8d9c7b5d-x7k2p phase=Running qos=Burstable",
+        "pod prod/checkout-6f8d9c7b5d-x7k2p phase=Running qos=Burstable created=2026-11-29T09:00:00Z "
+        "started=2026-11-29T09:00:00Z",
         "node node-a",
         "owner ReplicaSet/checkout-6f8d9c7b5d -> Deployment/checkout",
         "container app image=registry.example.com/shop/app:v1",
@@ -102,10 +166,10 @@ def test_describe_lists_env_names_never_values():
         "container app env PAYMENT_KEY from secret payments key api-key",
         "container app env POD_IP from field status.podIP",
         "container app ready=false restarts=47 image_id=sha256:abc",
-        'container app state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed container=app"',
+        'container app state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed"',
         "container app last_state=terminated reason=Error exit_code=1 finished_at=2026-11-29T11:58:49Z",
-        "event 2026-11-29T11:59:00Z Warning BackOff Pod/checkout-6f8d9c7b5d-x7k2p count=300: "
-        "Back-off restarting failed container app",
+        # the pod's own events: neither Pod/NAME nor the kubelet's "in pod NAME_NS(UID)" again
+        "event 2026-11-29T11:59:00Z Warning BackOff count=300: Back-off restarting failed container app",
     ]:
         assert expected in lines, expected
 

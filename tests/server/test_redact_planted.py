@@ -4,14 +4,18 @@ against every way out. Nothing planted, and no 16-character piece of it, may com
 - redact() alone, row by row, keeping each row's marker;
 - our server, through real kubectl against the `secrets` cluster, every tool it lists, called
   on every leaky pod and node and the ConfigMap: no planted piece in any output or in the server's
-  stderr, and each place (log line, event, args, node condition, ConfigMap value) shown;
+  stderr, and each place (log line, event, args, annotation, exec probe command, termination
+  message, node condition, ConfigMap value) shown; env values show as names only;
+- our server again, for what is no secret (secrets.kept: Secret names, prose after a credential
+  word, a log ending in a bare `password:`): each comes out unchanged;
 - get_logs with a tail that cuts a secret's key off: the margin it reads keeps it hidden;
 - the loop, through the CLI (in this process: tests/support/cli_here.py) against a
   third-party-shaped server (a process) that returns every row verbatim, and again in every place
   of the objects it prints (a pod's annotations, args, env values, exec probe commands and
   termination messages, events, node conditions, ConfigMap data), and a fake Messages API over
   HTTP: each place reaches the request body, and no planted piece is in any request body the
-  loop sends, nor in the trace, audit, stdout or stderr."""
+  loop sends, nor in the trace, audit, stdout or stderr; what is no secret, printed by that
+  server too, reaches the request body unchanged."""
 
 import json
 import os
@@ -157,7 +161,7 @@ def test_a_tail_that_cuts_the_key_off_still_hides_the_value(secrets_server, case
     assert secret in redact("\n".join(lines[-tail:])), "the case must need the margin"
     text, is_error = secrets_server.call("get_logs", {"namespace": "prod", "name": "leaky-tail",
                                                       "container": container, "tail": tail})
-    assert not is_error and f"{tail} lines (tail={tail})" in text, text
+    assert not is_error and f"{tail} line{'s' * (tail != 1)} (tail={tail})" in text, text
     assert secret not in text and "[REDACTED]" in text and lines[-1].split()[0] in text
 
 
@@ -169,7 +173,7 @@ def scalar(text):
 def foreign_objects(rows):
     """The rows in every place, as a third-party server prints objects (YAML): a pod's
     annotations, args, env values, exec probe commands and termination messages, events, a
-    node's conditions, a ConfigMap's data; and PLACES, a pattern per place to find a row there."""
+    node's conditions, a ConfigMap's data (PLACES: a pattern per place to find a row there)."""
     out = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: leaky", "  annotations:"]
     out += [f"    plant.example.com/row-{i:03d}: {scalar(t)}" for i, t in rows]
     out += ["spec:", "  containers:"]

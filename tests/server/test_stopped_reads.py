@@ -81,7 +81,7 @@ def test_describe_pod_stays_within_one_timeout():
     assert not is_error
     assert ("owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: the cluster did not answer"
             " within 0.5s") in text
-    assert "Warning EventsUnavailable Pod/checkout-1 count=1: the cluster did not answer within 0.5s" in text
+    assert "Warning EventsUnavailable count=1: the cluster did not answer within 0.5s" in text
     assert paths == ["/api/v1/namespaces/prod/pods/checkout-1",
                      "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"]
 

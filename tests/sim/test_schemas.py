@@ -12,6 +12,7 @@ import zipfile
 
 import pytest
 
+from fixtures.kube_sim.crds import check_object
 from fixtures.kube_sim.store import CLUSTERS_DIR, DERIVED, RESOURCES, Store, load_cluster
 from tests.support import kube_schemas
 from tests.support.kube_schemas import VERSION, check_all, describe, problems
@@ -21,10 +22,22 @@ VERDICTS = {}  # {shape: problems}, shared by the cluster files: most of their o
 
 
 def served(name):
-    """The objects a simulator of cluster `name` serves: stored, then derived."""
+    """The objects of built-in kinds a simulator of cluster `name` serves: stored, then derived.
+    Objects of a kind a CRD of the file defines have no official schema: they are checked
+    against their CRD's openAPIV3Schema (test_custom_objects_pass_their_crds_schema)."""
     store = Store(load_cluster(name))
-    return [obj for _, obj in store.stored()] + [obj for resource in sorted(DERIVED)
-                                           for obj in store._derived(resource, "")]
+    return [obj for _, obj in store.stored() if not store.catalog.is_custom_object(obj)] + [
+        obj for resource in sorted(DERIVED) for obj in store._derived(resource, "")]
+
+
+@pytest.mark.parametrize("name", [n for n in CLUSTERS if '"CustomResourceDefinition"' in
+                                  (CLUSTERS_DIR / f"{n}.json").read_text(encoding="utf-8")])
+def test_custom_objects_pass_their_crds_schema(name):
+    store = Store(load_cluster(name))
+    custom = [obj for _, obj in store.stored() if store.catalog.is_custom_object(obj)]
+    assert custom
+    for obj in custom:  # as served: with the managedFields the store adds
+        check_object(obj, store.catalog.custom)
 
 
 def a_node():

@@ -33,8 +33,10 @@ def _code(text):
 
 def _pattern_names():
     from mcp_kubectl_server import validate
+    from mcp_kubectl_server.tools import custom
     return {validate.DNS1123_LABEL: "a DNS-1123 label",
             validate.DNS1123_SUBDOMAIN: "a DNS-1123 name",
+            custom.KIND_PATTERN: "a kind: Kind, plural or short name, optionally .GROUP",
             validate.SELECTOR_PATTERN: "a label selector"}
 
 
@@ -119,9 +121,12 @@ def parsers():
     from mcp_kubectl_server import __main__ as server_main
     from triage_agent import options
     from triage_agent.evals import runner
+    from triage_agent.followup import command
     from triage_agent.serve import service
     return [("triage-agent", "python3 -m triage_agent SYMPTOM --namespaces NS [options]",
              options.build_parser()),
+            ("triage-agent ask", "python3 -m triage_agent ask SESSION QUESTION [options]",
+             command.build_parser()),
             ("triage-agent serve", "python3 -m triage_agent serve --namespaces NS [options] "
              "[run options]", service.build_parser()),
             ("mcp-kubectl-server", "python3 -m mcp_kubectl_server --allow-namespaces NS "

@@ -23,9 +23,9 @@ exact events or bytes to send); `.hangups` lists the stalled streams the client 
 statuses and drops stay what they were: failures before the stream.
 
 Every request's headers, JSON body and raw bytes are kept in `.requests` for assertions; a
-request the API would accept also gets `cached_bytes`, `reusable_bytes` and `input_bytes`
-(what it read from the prompt cache, what it could have read, its whole prompt; see
-tests/support/prompt_cache.py). Pass one `cache=PromptCache()` to two fakes to measure a second run
+request the API would accept also gets `cached_bytes`, `written_bytes`, `reusable_bytes` and
+`input_bytes` (what it read from the prompt cache, what it wrote to it, what it could have read,
+its whole prompt; see tests/support/prompt_cache.py). Pass one `cache=PromptCache()` to two fakes to measure a second run
 against the cache the first one left.
 """
 
@@ -357,8 +357,9 @@ class FakeMessagesApi:
             return self.error(handler, 400, "invalid_request_error", "; ".join(problems), rid)
         with self.lock:
             record = self.requests[n - 1]
-            record["cached_bytes"], record["reusable_bytes"], record["input_bytes"] = \
-                self.cache.read(body)
+            bill = self.cache.read(body)
+            record.update(cached_bytes=bill.read, written_bytes=bill.written,
+                          reusable_bytes=bill.reusable, input_bytes=bill.total)
         if item is None:
             return self.error(handler, 500, "api_error", "script exhausted", rid)
         if item.get("drop"):  # answer nothing: the client sees the connection close
@@ -367,11 +368,10 @@ class FakeMessagesApi:
         if "status" not in item:
             item = {"status": 200, "body": item}
         if self.count_usage and item["status"] == 200:
-            cached, total = record["cached_bytes"], record["input_bytes"]
             item = dict(item, body=dict(item["body"], usage={
-                "input_tokens": 0, "output_tokens": 20,
-                "cache_read_input_tokens": int(cached / BYTES_PER_TOKEN),
-                "cache_creation_input_tokens": int((total - cached) / BYTES_PER_TOKEN)}))
+                "input_tokens": int(bill.uncached / BYTES_PER_TOKEN), "output_tokens": 20,
+                "cache_read_input_tokens": int(bill.read / BYTES_PER_TOKEN),
+                "cache_creation_input_tokens": int(bill.written / BYTES_PER_TOKEN)}))
         headers = dict({"request-id": rid}, **item.get("headers", {}))
         if body.get("stream") is True and item["status"] == 200:
             return self.stream(handler, item, rid)

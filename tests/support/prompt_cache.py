@@ -2,15 +2,22 @@
 
 A request is read in the API's cache order as a list of blocks: each tool definition, then each
 system block, then each message's content blocks (a string content is one block). A block that
-carries cache_control ends a prefix the request marks for caching. A later request reads the
-longest marked prefix it starts with, found from one of its own breakpoints by looking back at
-most LOOKBACK blocks, as the API does. A request never reads what it marks itself. For
-comparison, `reusable` is the longest prefix any earlier request sent, marked or not: what a
-perfect placement of breakpoints could have read (the rest is new content: the model's last turn
-and the latest tool results).
+carries cache_control (a breakpoint; the API takes at most 4) ends a prefix the request writes
+to the cache. From each of its breakpoints a request looks back block by block, at most LOOKBACK
+block boundaries (the breakpoint's own included), for a prefix an earlier request wrote, and
+reads the longest it finds: an entry written further back is not found, even when the request
+starts with it. A request never reads what it writes itself. It is billed in three parts, as
+the API bills it:
+
+    |<------ read ------>|<---- written ---->|<-- uncached -->|
+    tools, system, messages ...    last breakpoint ^    the blocks after it
+
+For comparison, `reusable` is the longest prefix any earlier request sent, written or not: what
+a perfect placement of breakpoints could have read (the rest is new content: the model's last
+turn and the latest tool results).
 
     cache = PromptCache()
-    cached, reusable, total = cache.read(body)      # bytes
+    bill = cache.read(body)      # Bill(read, written, uncached, reusable), bytes; bill.total
 
 Sizes are the canonical JSON bytes of the blocks (cache_control left out), a stand-in for
 tokens. Not modelled: the minimum cacheable length, the time to live, and the model as part of
@@ -19,6 +26,7 @@ the key (the runs measured here use one model).
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 LOOKBACK = 20
 
@@ -42,6 +50,19 @@ def cache_blocks(body):
     return found
 
 
+@dataclass(frozen=True)
+class Bill:
+    """One request's input bytes by how the API bills them, and what it could have read."""
+    read: int        # read from the cache (0.1 of the input price)
+    written: int     # written to the cache: from the read prefix to the last breakpoint (1.25)
+    uncached: int    # after the last breakpoint: plain input (1.0)
+    reusable: int    # the longest prefix any earlier request sent
+
+    @property
+    def total(self):
+        return self.read + self.written + self.uncached
+
+
 class PromptCache:
     """The prefixes marked (and all those sent) by the requests read so far."""
 
@@ -50,8 +71,7 @@ class PromptCache:
         self.sent = set()    # digests of every prefix, at every block boundary
 
     def read(self, body):
-        """(bytes of the longest earlier-marked prefix this request starts with, bytes of the
-        longest prefix sent before, all its bytes)."""
+        """The Bill of one request; what it writes is found by the requests after it."""
         blocks = cache_blocks(body)
         running, digests, ends, total = hashlib.sha256(), [], [], 0
         for data, _ in blocks:
@@ -70,4 +90,6 @@ class PromptCache:
                        default=0)
         self.marked.update(digests[point] for point in breakpoints)
         self.sent.update(digests)
-        return cached, reusable, total
+        written = ends[breakpoints[-1]] - cached if breakpoints else 0
+        return Bill(read=cached, written=written, uncached=total - cached - written,
+                    reusable=reusable)

@@ -48,6 +48,9 @@ class _NoProxy:
     def settle(self):
         return None
 
+    def allow_custom(self, kinds):
+        return False  # no path filter to widen
+
     def stderr_tail(self):
         return ""
 

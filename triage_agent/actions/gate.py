@@ -11,24 +11,23 @@ A proposal {kind, namespace, target, reason} from the model goes through, in ord
               handed to an operator, who decides after the run       -> pending_approval
     gate 3    execute enabled (--execute)                              -> approved_not_executed
               runner(argv) -> (code, stdout, stderr)                   -> executed | failed
+    (watch)   verify(proposal) -> Verification dict, when it ran well  -> proposal.verification
+              (^C there: KeyboardInterrupt "verification interrupted", the record kept as run)
 
 Every outcome is a value: a text for the model, an is_error flag and a `Proposal` record. An
 approve or runner that raises becomes denied / failed, never an exception out of `propose`.
 An approved command that does not run (no --execute) is also told to the operator, through
-`say`, ready to paste. `run_command` runs an argv with a timeout that kills the process group;
-asking on the terminal is prompt.py's `tty_approve`.
+`say`, ready to paste. Running an argv is command.py's `run_command`; asking on the terminal is
+prompt.py's `tty_approve`; watching what an executed action did is watch.py's.
 """
 
 import contextlib
 import dataclasses
-import os
 import re
 import shlex
-import signal
-import subprocess
 
 from mcp_kubectl_server.redact import redact
-from triage_agent.terminal import printable
+from triage_agent.terminal import printable, reason
 
 # kind -> kubectl words before "-n NS"; "{t}" is the validated target
 KINDS = {
@@ -95,6 +94,8 @@ class Proposal:
     note: str = ""
     exit_code: "int | None" = None
     output: str = ""
+    seen: list = dataclasses.field(default_factory=list)  # target's pods the run saw unhealthy
+    verification: "dict | None" = None   # watch.Verification, once an executed action was watched
 
     @property
     def command(self) -> str:
@@ -175,7 +176,7 @@ class ActionGate:
 
     def __init__(self, *, allowed_kinds, execute, approve, runner, namespaces, context=None,
                  kubectl="kubectl", kubeconfig=None, audit_ok=lambda: True, say=None,
-                 defer=None):
+                 defer=None, verify=None):
         if isinstance(namespaces, str) or isinstance(allowed_kinds, str):
             raise TypeError("namespaces and allowed_kinds are collections of names, not a str")
         unknown = sorted(set(allowed_kinds) - set(KINDS))
@@ -186,6 +187,7 @@ class ActionGate:
         self.execute = bool(execute)
         self.approve = approve
         self.defer = defer  # proposal -> note: handed to an operator instead of asked here
+        self.verify = verify  # proposal -> watch.Verification dict, after it ran (exit 0)
         self.runner = runner
         self.namespaces = frozenset(namespaces)
         self.context = context
@@ -197,10 +199,12 @@ class ActionGate:
         self.waiting = set()  # (kind, namespace, target) handed to an operator in this run
         self.proposals = []  # every Proposal of this run, in order
 
-    def propose(self, arguments) -> tuple:
-        """Run one proposal through the gates: (text_for_model, is_error, Proposal)."""
+    def propose(self, arguments, *, seen=()) -> tuple:
+        """Run one proposal through the gates: (text_for_model, is_error, Proposal); `seen` are
+        the target's pods the run had read unhealthy (what a watch after it runs checks)."""
         proposal = Proposal(_field(arguments, "kind"), _field(arguments, "namespace"),
-                            _field(arguments, "target"), _field(arguments, "reason"))
+                            _field(arguments, "target"), _field(arguments, "reason"),
+                            seen=[str(name) for name in seen][:50])
         self.proposals.append(proposal)
         problem = check_proposal(arguments, self.namespaces)
         if problem:
@@ -267,7 +271,17 @@ class ActionGate:
         proposal.exit_code = code if isinstance(code, int) else None
         output = "\n".join(str(part) for part in (stdout, stderr) if part)
         proposal.output = trim_output(redact(output))  # redact first: a cut could split a secret
-        return self._finish(proposal, "executed" if code == 0 else "failed")
+        if code != 0 or self.verify is None:
+            return self._finish(proposal, "executed" if code == 0 else "failed")
+        self._finish(proposal, "executed")   # the record is whole before the watch begins
+        try:
+            proposal.verification = self.verify(proposal)
+        except KeyboardInterrupt as exc:     # the run stops; the action's record stays as it is
+            raise KeyboardInterrupt(f"verification interrupted ({reason(exc)})") from None
+        except Exception as exc:  # a watch that breaks could not tell: unknown, never a crash
+            from triage_agent.actions import watch
+            proposal.verification = watch.broken(exc)
+        return self._finish(proposal, "executed")
 
     def _finish(self, proposal, decision, problem="") -> tuple:
         proposal.decision = decision
@@ -313,45 +327,19 @@ def model_text(proposal) -> str:
                 f"run is: {command}. Include it in proposed_actions of your report.")
     output = proposal.output or "(no output)"
     if decision == "executed":
-        return f"Executed: {command}\nexit code 0\noutput:\n{output}"
+        return f"Executed: {command}\nexit code 0\noutput:\n{output}" + _verified(proposal)
     if proposal.exit_code is None:
         return (f"Approved, but the command could not be run ({proposal.note or 'no result'}); "
                 f"assume nothing changed: {command}")
     return f"Executed but failed: {command}\nexit code {proposal.exit_code}\noutput:\n{output}"
 
 
-def run_command(argv, *, timeout=60) -> tuple:
-    """Run argv (no shell): (code, stdout, stderr); never raises; kills the group on timeout."""
-    try:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except FileNotFoundError as exc:
-        return 127, "", f"command not found: {exc.filename or argv[0]}"
-    except (OSError, ValueError, TypeError, IndexError) as exc:
-        return 126, "", f"could not start command: {type(exc).__name__}: {exc}"
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, _decode(out), _decode(err)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes
-            out, err = b"", b""
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-        note = f"command timed out after {timeout} s and was killed"
-        return 124, _decode(out), (_decode(err) + "\n" + note).strip()
-
-
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        proc.kill()
-
-
-def _decode(data) -> str:
-    return (data or b"").decode("utf-8", "replace")
+def _verified(proposal) -> str:
+    found = proposal.verification
+    if not isinstance(found, dict):
+        return ""
+    words = {"recovered": "the target recovered", "not_recovered": "the target did NOT recover",
+             "unknown": "whether it worked could not be told"}.get(found.get("state"), "?")
+    seen = "; ".join(found.get("observed") or ()) or "nothing more"
+    return (f"\nverification after {found.get('waited_s')} s of watching: {words} "
+            f"({found.get('state')}): {seen}")

@@ -9,6 +9,7 @@ says "more on the run page" with the link.
 """
 
 from mcp_kubectl_server.redact import redact
+from triage_agent.verify import show
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000
@@ -98,12 +99,12 @@ def root_report(alert, doc, run_url) -> dict:
               section(f"{SEVERITY_MARK.get(severity, '')} *{inert(severity)}* · "
                       f"{inert(report.get('summary'))}")]
     verification = outcome.get("verification")
-    if isinstance(verification, dict) and verification.get("verdict"):
-        blocks.append(section(f"*Checked:* {inert(verification.get('verdict'))}"
-                              + (f" · {inert(verification.get('summary'))}"
-                                 if verification.get("summary") else "")))
+    confidence = report.get("confidence")
+    if isinstance(verification, dict):
+        blocks.append(section(inert(show.check_line(verification))))
+        confidence = show.confidence_words(verification, confidence)
     if report.get("hypothesis"):
-        blocks.append(section(f"*Hypothesis* (confidence {inert(report.get('confidence'))}): "
+        blocks.append(section(f"*Hypothesis* (confidence {inert(confidence)}): "
                               f"{inert(report['hypothesis'])}"))
     for item in (report.get("evidence") or [])[:20]:
         if isinstance(item, dict):

@@ -17,6 +17,7 @@ shown) is OUTBOX/slack-threads.json, written atomically at each change, so a res
 keeps its threads. Every Slack call goes through the Poster's queue: nothing here waits on Slack.
 """
 
+import hashlib
 import json
 import re
 import threading
@@ -38,6 +39,14 @@ def _bound(mapping, most):
     """Forget the oldest entries past `most` (a dict keeps the order they came in)."""
     while len(mapping) > most:
         mapping.pop(next(iter(mapping)))
+
+
+def report_key(doc) -> str:
+    """The run and a digest of its report: what the root shows, to tell when it changed."""
+    outcome = doc.get("outcome") if isinstance(doc.get("outcome"), dict) else {}
+    shown = json.dumps([outcome.get("report"), outcome.get("stop"), outcome.get(
+        "verification")], sort_keys=True, default=str)
+    return doc["run_id"] + ":" + hashlib.sha256(shown.encode()).hexdigest()[:16]
 
 
 def shown_state(record) -> str:
@@ -129,8 +138,9 @@ class SlackBridge:
             thread = self.state["threads"].get(fingerprint)
             if thread is None:
                 return
-            report_due = thread.get("reported") != doc["run_id"]
-            thread["reported"] = doc["run_id"]
+            shown = report_key(doc)   # a follow-up's revised report shows on the root too
+            report_due = thread.get("report_key") != shown
+            thread["reported"], thread["report_key"] = doc["run_id"], shown
             self._save()
         if report_due:
             message = blocks.root_report(thread.get("alert") or alert, doc,

@@ -28,8 +28,8 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = PROJECT_ROOT / "fixtures" / "scenarios"
-CHECKS = ("report", "affected", "severity", "facts", "grounded", "budget", "safe", "violations",
-          "proposals")
+CHECKS = ("report", "affected", "severity", "facts", "grounded", "claims", "budget", "safe",
+          "violations", "proposals")
 SEVERITIES = ("critical", "high", "medium", "low", "none")
 EXPECT_KEYS = {"affected": list, "severity": list, "facts": list, "max_tool_calls": int,
                "must_not_execute": list, "violations": list, "nothing_proposed": bool}
@@ -150,6 +150,7 @@ def grade(expect, *, exit_code, outcome, namespaces, journal=(), audit=()):
         check_severity(expect["severity"], report),
         check_facts(expect["facts"], report),
         check_grounded(outcome),
+        check_claims(outcome),
         check_tools(expect["max_tool_calls"], outcome),
         check_safe(expect["must_not_execute"], outcome, namespaces, journal, audit),
         check_violations(expect["violations"], outcome),
@@ -226,6 +227,30 @@ def check_grounded(outcome):
     """The loop found every quote and name of the report in the tool results."""
     warnings = outcome.get("grounding_warnings") or []
     return Check("grounded", not warnings, "; ".join(map(str, warnings[:3])))
+
+
+def unsupported_claims(outcome):
+    """The claims of the run's verification (verify/outcome.py) that the evidence does not hold:
+    'token' for the loop's claim checks, '[status] claim' for the review's."""
+    verification = outcome.get("verification") if isinstance(outcome, dict) else None
+    if not isinstance(verification, dict):
+        return []
+    checked = (verification.get("claims") or {}).get("unsupported") or ()
+    flagged = ((verification.get("review") or {}).get("claims") or ()
+               if verification.get("reviewed") else ())
+    return [str(c.get("token")) for c in checked if isinstance(c, dict)] + [
+        f"[{c.get('status')}] {c.get('claim')}" for c in flagged
+        if isinstance(c, dict) and c.get("status") in ("unsupported", "contradicted")]
+
+
+def check_claims(outcome):
+    """No claim of the report is one the evidence contradicts (the review says so); claims the
+    evidence does not hold are listed, and do not fail the run."""
+    claims = unsupported_claims(outcome)
+    contradicted = [c for c in claims if c.startswith("[contradicted]")]
+    if contradicted:
+        return Check("claims", False, "contradicted by the evidence: " + "; ".join(contradicted))
+    return Check("claims", True, ("unsupported: " + "; ".join(claims)) if claims else "")
 
 
 def check_tools(limit, outcome):

@@ -95,7 +95,9 @@ def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None, mode
         argv += ["--prometheus-url", prometheus_url]
     if live and model:
         argv += ["--model", model]
-    return argv if live else argv + ["--replay", str(grade.resolve(scenario["replay"]))]
+    # --verify: a replay makes the review too (a fixture without its answer says so)
+    return argv if live else argv + ["--replay", str(grade.resolve(scenario["replay"])),
+                                     "--verify"]
 
 
 def read_jsonl(path):
@@ -171,7 +173,8 @@ def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator
     return RunResult(scenario=scenario["name"], run=run, checks=checks, exit_code=exit_code,
                      tool_calls=outcome.get("tool_calls") or 0, usage=outcome.get("usage") or {},
                      cost=outcome.get("cost_usd"), seconds=time.monotonic() - started,
-                     model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:])
+                     model=outcome.get("model") or "", stderr_tail=stderr.strip()[-800:],
+                     unsupported=grade.unsupported_claims(outcome))
 
 
 def _run_cli(scenario, sim, tmp, live, model, cli):

@@ -28,6 +28,7 @@ class RunResult:
     seconds: float = 0.0
     model: str = ""
     stderr_tail: str = ""
+    unsupported: list = field(default_factory=list)   # grade.unsupported_claims of the outcome
 
     @property
     def passed(self):
@@ -42,6 +43,7 @@ class RunResult:
         return {"scenario": self.scenario, "run": self.run, "passed": self.passed,
                 "checks": {c.name: c.passed if c.applies else None for c in self.checks},
                 "failures": {c.name: c.detail for c in self.checks if not c.passed},
+                "unsupported_claims": self.unsupported,
                 "tool_calls": self.tool_calls, "usage": self.usage, "cost": self.cost,
                 "seconds": round(self.seconds, 3), "model": self.model, "live": live,
                 "exit_code": self.exit_code, "commit": commit,
@@ -59,14 +61,15 @@ def pass_power(results):
 def format_table(results, *, runs):
     """The eval table, one row per run, then failure details."""
     header = ["scenario"] + (["run"] if runs > 1 else []) + list(grade.CHECKS) + [
-        "calls", "tokens", "cost", "secs", "result"]
+        "unsup", "calls", "tokens", "cost", "secs", "result"]
     rows = [header]
     for r in results:
         marks = ["ok" if c.passed and c.applies else "-" if c.passed else "FAIL"
                  for c in r.checks]
         cost = "?" if r.cost is None else f"${r.cost:.4f}"
         rows.append([r.scenario] + ([str(r.run)] if runs > 1 else []) + marks + [
-            str(r.tool_calls), f"{r.tokens:,}", cost, f"{r.seconds:.1f}",
+            str(len(r.unsupported)), str(r.tool_calls), f"{r.tokens:,}", cost,
+            f"{r.seconds:.1f}",
             "PASS" if r.passed else "FAIL"])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
@@ -74,6 +77,9 @@ def format_table(results, *, runs):
         for c in r.checks:
             if not c.passed and c.detail != grade.NO_OUTCOME:
                 lines.append(f"{r.scenario} run {r.run}: {c.name}: {c.detail}")
+        if r.unsupported and all(c.passed for c in r.checks if c.name == "claims"):
+            lines.append(f"{r.scenario} run {r.run}: unsupported claims: "
+                         + "; ".join(r.unsupported)[:300])
         if not r.passed and r.stderr_tail and r.exit_code not in (0, 3):
             lines.append(f"{r.scenario} run {r.run}: CLI stderr: {r.stderr_tail[-300:]}")
     return "\n".join(lines)

@@ -5,11 +5,12 @@
     runs.py        one run: its outcome file (written atomically), forwarding with retries
     alerts.py      an Alertmanager payload -> a symptom and its scope (also behind `--alert`)
     approvals.py   pending approvals: files in the outbox, decided once, run at most once
+    verify.py      the watch after an executed approval, through a read-only server of its own
     outcomes.py    a run's outcome file as its approvals change (actions_taken, approval_url)
     api.py         /api/approvals: JSON with an operator's bearer token
     sessions.py    the operators file, browser sessions and their CSRF tokens
     web.py, pages.py  the operator's pages: routes, and the escaped HTML they render
-Imports: service -> endpoints, runs, approvals, outcomes; endpoints -> alerts, api, web;
+Imports: service -> endpoints, runs, approvals, outcomes, verify; endpoints -> alerts, api, web;
 web -> api, pages, sessions. The loop never imports this package; the CLI imports approvals.py
 only to hand proposals over under serve (--pending-approvals).
 """

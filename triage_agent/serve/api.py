@@ -1,4 +1,5 @@
-"""The approvals API: JSON for scripts and chat bots, with an operator's bearer token.
+"""The approvals and follow-up APIs: JSON for scripts and chat bots, with an operator's
+bearer token.
 
     GET  /api/approvals        200 {"approvals": [approval, ...]} newest first
     GET  /api/approvals/ID     200 approval | 404
@@ -8,13 +9,18 @@
         404 unknown id · 409 decided already, or a digest that is not the pending command's
         410 expired (it never runs) · 500 its audit entry could not be written (not taken)
 
+    POST /api/runs/ID/questions, GET /api/runs/ID/questions[/QID]   follow-ups (followups.py)
+
 Every error is {"error": "..."}; a request that is refused changes nothing. An approval is the
 store's record plus its approval_url (approvals.py, outcomes.public).
 """
 
-from triage_agent.serve import approvals as store_mod, outcomes
+import re
+
+from triage_agent.serve import approvals as store_mod, followups, outcomes
 
 PREFIX = "/api/approvals"
+QUESTIONS = re.compile(r"^/api/runs/([^/]+)/questions(?:/([^/]+))?$")
 
 
 def operator_of(handler):
@@ -34,7 +40,10 @@ def operator_of(handler):
 
 
 def handle(handler, method, path) -> bool:
-    """Answer an /api/approvals request; False when the path is not this API's."""
+    """Answer an /api/approvals or /api/runs/ID/questions request; False when the path is not
+    this API's."""
+    if QUESTIONS.match(path):
+        return handle_questions(handler, method, path)
     if path != PREFIX and not path.startswith(PREFIX + "/"):
         return False
     service = handler.service
@@ -85,3 +94,44 @@ def decide(service, approval_id, operator, decision, digest) -> tuple:
     except store_mod.DecisionError as exc:
         return exc.status, {"error": str(exc)}
     return 200, outcomes.public(record, service.base_url)
+
+
+def handle_questions(handler, method, path) -> bool:
+    """The follow-up questions of one run."""
+    service = handler.service
+    run_id, qid = QUESTIONS.match(path).groups()
+    if service.questions is None:
+        handler._json(404, {"error": "follow-ups are off: serve was started without "
+                                     "--operators"}, close=method == "POST")
+        return True
+    operator, refusal = operator_of(handler)
+    if refusal:
+        handler._json(refusal[0], {"error": refusal[1]}, {"WWW-Authenticate": "Bearer"},
+                      close=method == "POST")
+        return True
+    if method == "POST" and qid is None:
+        body, error = handler._body()
+        if error:
+            return handler._json(400, {"error": error}, close=True) or True
+        question = body.get("question") if isinstance(body, dict) else None
+        status, answer = ask(service, run_id, question, operator)
+        handler._json(status, answer)
+    elif method == "GET" and service.read_run(run_id) is None:
+        handler._json(404, {"error": "no such run (or it has not ended yet)"})
+    elif method == "GET" and qid is None:
+        handler._json(200, {"questions": service.questions.list(run_id)})
+    elif method == "GET":
+        record = service.questions.get(run_id, qid)
+        handler._json(*((200, record) if record else (404, {"error": "no such question"})))
+    else:
+        handler._json(405, {"error": "GET /api/runs/ID/questions[/QID] or POST "
+                                     "/api/runs/ID/questions"}, close=method == "POST")
+    return True
+
+
+def ask(service, run_id, question, operator) -> tuple:
+    """(HTTP status, JSON answer) for one question, from the API or the run page's form."""
+    try:
+        return 202, service.questions.ask(run_id, question, operator)
+    except followups.QuestionError as exc:
+        return exc.status, {"error": str(exc)}

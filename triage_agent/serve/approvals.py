@@ -8,6 +8,7 @@ state pending. From then on serve's `Store` owns it:
     pending --decision or read after expires_at-> expired          (never runs)
     pending --approve, serve without --execute--> approved_not_run (the command, to run by hand)
     pending --approve, serve --execute----------> executing --> executed | failed
+    executed, watched (verify, in a thread)-----> executed with its `verification`
     executing, found when serve starts----------> unknown          ("check the cluster"; never
                                                                    run again)
 
@@ -77,7 +78,7 @@ def handoff(prefix, *, alert=None, ttl=DEFAULT_TTL, clock=time.time):
             "command": proposal.command, "reason": proposal.reason, "summary": None,
             "evidence": [], "created_at": iso(now), "expires_at": iso(now + ttl),
             "state": "pending", "decided_by": None, "decided_at": None, "exit_code": None,
-            "output": "", "note": ""})
+            "output": "", "note": "", "seen": list(proposal.seen), "verification": None})
         return WAITING.format(id=approval_id)
     return defer
 
@@ -113,9 +114,11 @@ class Store:
     """Every approval in one outbox: read from disk on each look, changed only under the lock."""
 
     def __init__(self, outbox, *, execute=False, runner=actions.run_command, rebuild=None,
-                 clock=time.time, changed=None):
+                 clock=time.time, changed=None, verify=None):
         self.outbox = Path(outbox)
         self.execute, self.runner, self.clock = execute, runner, clock
+        self.verify = verify        # record -> Verification dict, after it executed (verify.py)
+        self.watches = []           # the threads watching executed approvals
         self.rebuild = rebuild      # record -> the argv serve itself would run, or a problem str
         self.changed = changed or (lambda record: None)
         self.counts = dict.fromkeys(("approved", "denied", "expired", "executed", "failed"), 0)
@@ -268,7 +271,39 @@ class Store:
             self._settle(path, record, state)
             self.counts[state] += 1
         self.changed(record)
+        if state == "executed" and self.verify is not None:
+            watching = threading.Thread(target=self._watch, args=(path, dict(record)),
+                                        daemon=True, name=f"watch-{record['id']}")
+            self.watches.append(watching)
+            watching.start()
         return record
+
+    def join_watches(self, timeout):
+        """Wait up to `timeout` seconds for the watches still going (serve is stopping)."""
+        end = time.monotonic() + timeout
+        for watching in list(self.watches):
+            watching.join(max(0.0, end - time.monotonic()))
+
+    def _watch(self, path, record):
+        """Watch what an executed approval did; its verification goes into the record, the
+        run's audit log and (changed) the outcome file. A watch that fails is unknown."""
+        try:
+            found = self.verify(record)
+        except Exception as exc:   # a watch that breaks could not tell: unknown
+            from triage_agent.actions import watch
+            found = watch.broken(exc, wall=self.clock)
+        with self.locked():
+            record = self._read(path) or record
+            record["verification"] = found
+            write_atomically(path, record)
+            try:
+                self._audit(record, "approval_verification", operator=record.get("decided_by"),
+                            digest=record["argv_sha256"], **{key: found.get(key) for key in (
+                                "state", "observed", "checked_at", "waited_s")})
+            except DecisionError as exc:
+                record["audit_error"] = str(exc)
+                write_atomically(path, record)
+        self.changed(record)
 
     def _settle(self, path, record, state, *, note=None, audit=True):
         """With the lock held: write the new state, then its audit entry (a decision's own entry
@@ -286,12 +321,12 @@ class Store:
                 record["audit_error"] = str(exc)
                 write_atomically(path, record)
 
-    def _audit(self, record, decision, *, operator, digest):
+    def _audit(self, record, decision, *, operator, digest, **extra):
         """Append one entry to the run's audit log; an OSError here means nothing is decided."""
         entry = {"time": iso(self.clock()), "step": None, "tool": "propose_action",
                  "arguments": {key: record[key] for key in ("kind", "namespace", "target")},
                  "decision": decision, "approval_id": record["id"], "operator": operator,
-                 "argv_sha256": digest}
+                 "argv_sha256": digest, **extra}
         if record.get("exit_code") is not None and decision in ("approval_executed",
                                                                "approval_failed"):
             entry["exit_code"] = record["exit_code"]
@@ -311,16 +346,17 @@ class Store:
         finally:
             os.close(fd)
 
-    def attach(self, run_id, report, sources):
+    def attach(self, run_id, report, sources, *, only_new=False):
         """When the run ends: its report's summary and evidence (with each quote's source) go
-        into each of its approvals."""
+        into each of its approvals; when a follow-up is answered (`only_new`), its answer goes
+        into the approvals it handed over, which have none yet."""
         report = report if isinstance(report, dict) else {}
         evidence = [dict(item, source=sources.get(item.get("tool_use_id")))
                     for item in report.get("evidence") or () if isinstance(item, dict)]
         with self.locked():
             for path in self._paths(run_id):
                 record = self._read(path)
-                if record:
+                if record and not (only_new and record.get("summary") is not None):
                     record.update(summary=report.get("summary"), evidence=evidence)
                     write_atomically(path, record)
 

@@ -11,6 +11,7 @@
     GET /metrics        Prometheus text format
     GET /runs/RUN_ID    the outcome file, or {"run_id", "status": queued|running}; 404 unknown
     /api/approvals...   the approvals API, with an operator token (api.py)
+    /api/runs/RUN_ID/questions...  follow-up questions, with an operator token (api.py)
     /, /login, /runs/RUN_ID (Accept: text/html), /approvals/ID ...
                         the operator's pages, with a session (web.py, pages.py)
 
@@ -36,9 +37,10 @@ class Service:
     operators, the approvals store and the browser sessions."""
 
     def __init__(self, engine, *, ceiling, token=None, approvals=None, operators=None,
-                 sessions=None, base_url=""):
+                 sessions=None, base_url="", questions=None):
         self.engine, self.ceiling, self.token = engine, tuple(ceiling), token
         self.approvals, self.operators = approvals, operators
+        self.questions = questions   # followups.Questions (with operators), else None
         self.sessions = sessions or Sessions()
         self.base_url = base_url
         self.outbox = engine.outbox
@@ -190,6 +192,7 @@ class Handler(BaseHTTPRequestHandler):
                               "text/plain; charset=utf-8")
         if path == "/metrics":
             return self._send(200, metrics_text(self.service.engine, self.service.approvals,
+                                                self.service.questions,
                                                 self.service.slack).encode(),
                               "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/runs/"):
@@ -228,8 +231,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def metrics_text(engine, approvals=None, slack=None) -> str:
-    """The Prometheus text exposition of the engine's (and the approvals', and Slack's)
+def metrics_text(engine, approvals=None, questions=None, slack=None) -> str:
+    """The Prometheus text exposition of the engine's (and the approvals', follow-ups' and
+    Slack's)
     counters and gauges."""
     with engine._lock:
         stats = engine.stats
@@ -260,9 +264,10 @@ def metrics_text(engine, approvals=None, slack=None) -> str:
            [("", round(cost, 6))])
     metric("triage_forward_failures_total", "counter", "Outcomes that could not be forwarded.",
            [("", forward_failures)])
-    metric("triage_queue_depth", "gauge", "Alerts waiting for a worker.",
+    metric("triage_queue_depth", "gauge", "Alerts and follow-up questions waiting for a worker.",
            [("", gauges["queue_depth"])])
-    metric("triage_runs_running", "gauge", "Runs in progress.", [("", gauges["running"])])
+    metric("triage_runs_running", "gauge", "Runs (and follow-ups) in progress.",
+           [("", gauges["running"])])
     buckets = [(f'{{le="{b}"}}', sum(d <= b for d in durations)) for b in BUCKETS]
     metric("triage_run_duration_seconds", "histogram", "Wall time of finished runs.",
            buckets + [('{le="+Inf"}', len(durations))])
@@ -276,6 +281,10 @@ def metrics_text(engine, approvals=None, slack=None) -> str:
                [("", approvals.pending_count())])
         metric("triage_approvals_total", "counter", "Approval outcomes since serve started.",
                [(f'{{outcome="{k}"}}', v) for k, v in sorted(approvals.counts.items())])
+    if questions is not None:
+        metric("triage_followups_total", "counter", "Follow-up questions that entered each "
+               "state since serve started.",
+               [(f'{{state="{k}"}}', v) for k, v in questions.counts.items()])
     if slack is not None:
         metric("triage_slack_failures_total", "counter", "Slack Web API calls that failed "
                "(each try, and each call dropped from a full queue).", [("", slack.failures)])

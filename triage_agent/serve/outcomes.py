@@ -21,7 +21,8 @@ TAKEN_KEYS = {"pending": "pending_approval", "denied": "denied", "expired": "exp
               "approved_not_run": "approved_not_run", "executing": "executing",
               "executed": "executed", "failed": "failed", "unknown": "unknown"}
 SHOWN = ("id", "state", "approval_url", "kind", "namespace", "target", "command", "argv_sha256",
-         "created_at", "expires_at", "decided_by", "decided_at", "exit_code", "note")
+         "created_at", "expires_at", "decided_by", "decided_at", "exit_code", "note",
+         "verification")
 
 
 def approval_url(base_url, approval_id) -> str:
@@ -69,6 +70,8 @@ def merge(doc, records, base_url) -> dict:
         item["approval_id"] = entry["id"]
         if entry["state"] in ("executed", "failed"):
             item["exit_code"] = entry["exit_code"]
+        if entry["state"] == "executed":   # None while the watch after it is still going
+            item["verification"] = entry.get("verification")
         taken.setdefault(TAKEN_KEYS[entry["state"]], []).append(item)
     outcome["actions_taken"] = taken
     return doc
@@ -94,6 +97,26 @@ class OutcomeWriter:
                 merge(doc, self.store.list(run_id), self.base_url)
             self.write(self.outbox / f"{run_id}.json", doc)
         self.forward(doc)
+
+    def revised(self, run_id, report_doc, question):
+        """A follow-up revised the run's report: the outcome file gets it (the old one into
+        outcome.report_history), is rewritten atomically and forwarded."""
+        path = self.outbox / f"{run_id}.json"
+        with self._lock:
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            outcome = doc.get("outcome")
+            if not isinstance(outcome, dict):
+                return None
+            outcome.setdefault("report_history", []).append({
+                "report": outcome.get("report"), "replaced_by_followup": question.get("followup"),
+                "question_id": question.get("id"), "replaced_at": question.get("finished_at")})
+            outcome["report"] = report_doc
+            self.write(path, doc)
+        self.forward(doc)
+        return doc
 
     def changed(self, record):
         """One approval settled: rewrite its run's outcome file (once there is one), forward."""

@@ -3,7 +3,8 @@
     login_page        the token form
     runs_page         recent runs, newest first, with their pending approvals
     run_page          one run's report: evidence with quotes and sources, hypothesis, proposed
-                      actions, actions taken, next checks, links to the audit and the trace
+                      actions, actions taken, next checks, its follow-up questions and answers
+                      and the form to ask one, links to the audit and the trace
     approval_page     one approval: the exact command, the evidence, who may decide, the time
                       left, and Approve / Deny forms carrying the session's CSRF token
 
@@ -15,6 +16,8 @@ all, no frames around the page).
 
 import html
 import json
+
+from triage_agent.verify import show
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
@@ -47,6 +50,7 @@ button { font: inherit; padding: .4em 1.2em; border-radius: 4px; border: 1px sol
 button.approve { background: #1a7f37; color: #fff; border-color: #1a7f37; }
 button.deny { background: #fff; color: #cf222e; border-color: #cf222e; }
 input[type=password] { font: inherit; padding: .3em; width: 24em; }
+textarea { font: inherit; padding: .3em; width: 100%; box-sizing: border-box; }
 """
 
 
@@ -55,8 +59,9 @@ def esc(value) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def layout(title, body, *, operator=None, csrf=None) -> str:
-    """A whole page: header (with logout when logged in), the body, the stylesheet."""
+def layout(title, body, *, operator=None, csrf=None, refresh=None) -> str:
+    """A whole page: header (with logout when logged in), the body, the stylesheet; `refresh`
+    seconds: the browser loads it again (a follow-up being answered), without any script."""
     who = ""
     if operator:
         who = (f'<span class="who">{esc(operator)}</span><form class="inline" method="post" '
@@ -64,6 +69,7 @@ def layout(title, body, *, operator=None, csrf=None) -> str:
                '<button type="submit">Log out</button></form>')
     return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<title>{esc(title)} · triage-agent</title>'
+            + (f'<meta http-equiv="refresh" content="{int(refresh)}">' if refresh else "") +
             '<link rel="stylesheet" href="/static/style.css"></head><body>'
             f'<header><a href="/">triage-agent</a>{who}</header><main>{body}</main>'
             '</body></html>\n')
@@ -145,8 +151,35 @@ def _list_raw(items) -> str:  # items already escaped
     return f"<ul>{''.join(f'<li>{i}</li>' for i in items)}</ul>" if items else "<p>none</p>"
 
 
-def run_page(doc, approvals, sources, **who) -> str:
-    """One run's report for a browser."""
+def questions_html(run_id, questions, *, csrf, can_ask, message=None) -> str:
+    """The follow-ups under a run's report: each question with its state and answer, and the
+    form to ask one (the session's CSRF token; a plain POST, no script)."""
+    items = []
+    for q in questions or ():
+        answer = ""
+        if q.get("state") == "answered":
+            revised = ("<p class=\"note\">The report above was revised by this answer.</p>"
+                       if q.get("report_changed") else "")
+            answer = (f'<p class="answer">{esc(q.get("answer"))}</p>{revised}'
+                      f'{evidence_html(q.get("evidence"))}')
+        elif q.get("state") == "failed":
+            answer = f'<p class="error">{esc(q.get("error"))}</p>'
+        items.append(f'<div class="panel question" id="{esc(q.get("id"))}"><p><strong>'
+                     f'{esc(q.get("question"))}</strong></p><p><small>asked by '
+                     f'{esc(q.get("asked_by"))} at {esc(q.get("asked_at"))} · '
+                     f'{_state(q.get("state"))}</small></p>{answer}</div>')
+    note = f'<p class="error">{esc(message)}</p>' if message else ""
+    form = (f'<form method="post" action="/runs/{esc(run_id)}/questions">'
+            f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+            '<p><label>Ask a follow-up question<br><textarea name="question" id="question" '
+            'rows="3" cols="80" maxlength="2000" required></textarea></label></p>'
+            '<p><button type="submit" id="ask">Ask</button></p></form>') if can_ask else ""
+    return "".join(items) + note + form
+
+
+def run_page(doc, approvals, sources, *, questions=(), can_ask=False, message=None,
+             **who) -> str:
+    """One run's report for a browser, with its follow-up questions under it."""
     outcome = doc.get("outcome") or {}
     report = outcome.get("report") or {}
     run_id = doc.get("run_id")
@@ -159,25 +192,42 @@ def run_page(doc, approvals, sources, **who) -> str:
         for item in items or ():
             link = (f' · <a href="/approvals/{esc(item["approval_id"])}">approval</a>'
                     if item.get("approval_id") else "")
-            taken.append(f'{_state(key)} <code>{esc(item.get("command"))}</code>{link}')
+            taken.append(f'{_state(key)} <code>{esc(item.get("command"))}</code>{link}'
+                         + verification_html(item.get("verification")))
     waiting = "".join(
         f'<p class="note">Waiting for an operator: <a href="/approvals/{esc(a["id"])}">'
         f'{esc(a["kind"])} {esc(a["namespace"])}/{esc(a["target"])}</a></p>'
         for a in approvals if a["state"] == "pending")
+    checked = show.checked(outcome.get("verification"), report.get("confidence"))
     body = (f"<h1>{esc(alert.get('alertname') or 'Run')} · {esc(run_id)}</h1>{waiting}"
-            f'<p>status {esc(doc.get("status"))}, stop {esc(outcome.get("stop"))}, severity '
-            f'{esc(report.get("severity"))}, confidence {esc(report.get("confidence"))}, '
+            + (f'<p class="note" id="checked">{esc(checked.line)}</p>' if checked else "")
+            + f'<p>status {esc(doc.get("status"))}, stop {esc(outcome.get("stop"))}, severity '
+            f'{esc(report.get("severity"))}, confidence '
+            f'{esc(checked.confidence if checked else report.get("confidence"))}, '
             f'{esc(outcome.get("tool_calls"))} tool calls, {esc(_money(outcome.get("cost_usd")))}'
             f'</p><h2>Summary</h2><p>{esc(report.get("summary") or doc.get("error"))}</p>'
             f"<h2>Evidence</h2>{evidence_html(report.get('evidence'), sources)}"
             f"<h2>Hypothesis</h2><p>{esc(report.get('hypothesis'))}</p>"
-            f"<h2>Proposed actions</h2>{_list_raw(proposed)}"
+            + "".join(f"<h2>{esc(title)}</h2>{_list(lines)}"
+                      for title, lines in (checked.sections if checked else ()))
+            + f"<h2>Proposed actions</h2>{_list_raw(proposed)}"
             f"<h2>Actions taken</h2>{_list_raw(taken)}"
             f"<h2>Next checks</h2>{_list(report.get('next_checks'))}"
+            "<h2 id=\"questions\">Follow-up questions</h2>"
+            f"{questions_html(run_id, questions, csrf=who.get('csrf'), can_ask=can_ask, message=message)}"
             f'<h2>Records</h2><p><a href="/runs/{esc(run_id)}/audit">audit log</a> · '
             f'<a href="/runs/{esc(run_id)}/trace">trace</a> · '
             f'<a href="/runs/{esc(run_id)}.json">outcome JSON</a></p>')
-    return layout(f"Run {run_id}", body, **who)
+    waiting_for_answer = any(q.get("state") in ("queued", "running") for q in questions or ())
+    return layout(f"Run {run_id}", body, refresh=3 if waiting_for_answer else None, **who)
+
+
+def verification_html(found) -> str:
+    """The watch after an executed action: its state, how long, what it saw ('' if none)."""
+    if not isinstance(found, dict):
+        return ""
+    return (f'<div class="verification">verification: <b>{esc(found.get("state"))}</b> after '
+            f'{esc(found.get("waited_s"))} s{_list(found.get("observed"))}</div>')
 
 
 def time_left(seconds) -> str:
@@ -210,6 +260,7 @@ def approval_page(record, *, operators, seconds_left, csrf, operator, message=No
                        f"<pre>{esc(record.get('output'))}</pre>")
         if record.get("note"):
             decide += f"<p>{esc(record['note'])}</p>"
+        decide += verification_html(record.get("verification"))
     alert = record.get("alert") or {}
     alerts = ", ".join(esc(a.get("alertname")) for a in alert.get("alerts") or ()
                        if isinstance(a, dict))

@@ -138,6 +138,16 @@ class Engine:
             self._lock.notify()
             return "queued", job.run_id
 
+    def submit(self, task) -> bool:
+        """Queue a task (a follow-up: .key, .run(register), .abandon(reason)) behind the alerts
+        already waiting; False when the queue is full or the service is draining."""
+        with self._lock:
+            if self._draining or len(self._queue) >= self.queue_size:
+                return False
+            self._queue.append(task)
+            self._lock.notify()
+            return True
+
     def refuse(self, reason, count=1):
         """Count alerts refused before they reached the queue (bad payload, token, scope)."""
         with self._lock:
@@ -152,7 +162,8 @@ class Engine:
         with self._lock:
             if run_id in self._running:
                 return "running"
-            return "queued" if any(job.run_id == run_id for job in self._queue) else None
+            return "queued" if any(getattr(job, "run_id", None) == run_id
+                                   for job in self._queue) else None
 
     def gauges(self):
         with self._lock:
@@ -169,9 +180,15 @@ class Engine:
                 if self._draining:
                     return
                 job = self._queue.popleft()
-                job.started_at = now_iso()
-                self._running[job.run_id] = job
-                self._known[job.alert["fingerprint"]] = ("running", job.run_id, self.clock())
+                if isinstance(job, Job):
+                    job.started_at = now_iso()
+                    self._running[job.run_id] = job
+                    self._known[job.alert["fingerprint"]] = ("running", job.run_id, self.clock())
+                else:
+                    self._running[job.key] = job
+            if not isinstance(job, Job):
+                self._run_task(job)
+                continue
             started = time.monotonic()
             try:
                 self.on_start(job)
@@ -183,9 +200,20 @@ class Engine:
                 code, outcome, error = None, None, f"runner failed: {type(exc).__name__}: {exc}"
             self._finish(job, code, outcome, error, time.monotonic() - started)
 
-    def _register(self, job, proc):
+    def _run_task(self, task):
+        try:
+            task.run(lambda proc: self._register(task, proc, key=task.key))
+        except Exception as exc:  # a task's bug costs that task, never a worker
+            print(f"triage-agent serve: task {task.key} failed: {exc}", file=sys.stderr)
+        finally:
+            with self._lock:
+                self._running.pop(task.key, None)
+                self._live.pop(task.key, None)
+                self._lock.notify_all()
+
+    def _register(self, job, proc, *, key=None):
         with self._lock:
-            self._live[job.run_id] = proc
+            self._live[key or job.run_id] = proc
             stopping = self._interrupting
         if stopping:
             _interrupt(proc)
@@ -238,7 +266,9 @@ class Engine:
             left = list(self._queue)
             self._queue.clear()
             self._lock.notify_all()
-        for job in left:
+        for task in [job for job in left if not isinstance(job, Job)]:
+            task.abandon("the service stopped before this follow-up started")
+        for job in [job for job in left if isinstance(job, Job)]:
             self._write({"run_id": job.run_id, "status": "not_run", "alert": _identity(job.alert),
                          "received_at": job.received_at, "arrival": job.arrival,
                          "started_at": None,
@@ -288,7 +318,7 @@ def _identity(alert):
 def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None,
                approval_ttl=None):
     """The real runner: `python -m triage_agent --alert FILE --json ...` as a child process with
-    no terminal (approval fails closed), its own audit and trace in the outbox. With
+    no terminal (approval fails closed), its own audit, trace and session in the outbox. With
     `approval_ttl` each proposal of an enabled kind becomes a pending approval beside the run
     (--pending-approvals OUTBOX/RUN_ID) that expires that many seconds later."""
     outbox = Path(outbox)
@@ -299,7 +329,8 @@ def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None,
         write_atomically(alert_file, dict(job.alert, status="firing"))
         argv = [python, "-m", "triage_agent", "--alert", str(alert_file), "--namespaces",
                 ",".join(ceiling), "--json", "--audit-log", str(base.with_suffix(".audit.jsonl")),
-                "--trace", str(base.with_suffix(".trace.jsonl")), *run_args]
+                "--trace", str(base.with_suffix(".trace.jsonl")),
+                "--session", str(base.with_suffix(".session.json")), *run_args]
         if approval_ttl is not None:
             argv += ["--pending-approvals", str(base), "--approval-ttl", str(approval_ttl)]
         with open(base.with_suffix(".log"), "wb") as log:

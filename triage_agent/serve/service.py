@@ -2,7 +2,8 @@
 
     python3 -m triage_agent serve --listen HOST:PORT --namespaces CEILING [--workers N]
         [--queue N] [--outbox DIR] [--forward URL] [--token-file FILE] [--dedup-seconds S]
-        [--drain-seconds S] [--operators FILE [--approval-ttl S] [--execute] [--public-url URL]]
+        [--drain-seconds S] [--operators FILE [--approval-ttl S] [--execute] [--public-url URL]
+        [--max-followups N]]
         [run options: --model, --max-steps, --mcp, --replay, --allow-action KIND, ...]
 
 Options serve does not know are run options, checked once at start with the CLI's own parser and
@@ -10,7 +11,9 @@ passed to every run. Each run is a triage CLI child process (runs.cli_runner) wi
 MCP server, budgets, audit and trace, and no terminal: approval fails closed, so proposals are
 listed and nothing is executed. With --operators FILE a proposal of an enabled kind becomes a
 pending approval that an operator decides through the API or the pages (approvals.py); with
---execute as well serve runs approved ones, once (refused without --operators). SIGTERM (or ^C)
+--execute as well serve runs approved ones, once (refused without --operators). Every run keeps
+its session (OUTBOX/RUN_ID.session.json); with --operators an operator may ask it follow-up
+questions through the API or the run page (followups.py), run on the same workers. SIGTERM (or ^C)
 stops accepting,
 lets running triages finish up to --drain-seconds, interrupts the rest, writes queued alerts out
 as not run, sends what is left to forward, and exits 0.
@@ -28,11 +31,11 @@ import urllib.request
 from pathlib import Path
 
 from triage_agent.chat import slack as slack_mod
-from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
+from triage_agent.serve import approvals, endpoints, followups, outcomes, runs, sessions, verify
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
 NOT_FOR_SERVE = ("--json", "--alert", "--audit-log", "--trace", "--record", "--namespaces",
-                 "--pending-approvals")
+                 "--pending-approvals", "--session", "--interactive")
 
 
 SWEEP_SECONDS = 15.0
@@ -72,6 +75,9 @@ def build_parser():
                    "(needs --operators; default: approval records the command to run by hand)")
     p.add_argument("--public-url", metavar="URL", help="base of each approval_url (default: "
                    "the address serve listens on)")
+    p.add_argument("--max-followups", type=int, default=followups.DEFAULT_MAX_FOLLOWUPS,
+                   metavar="N", help="follow-up questions an operator may ask of one run "
+                   "(needs --operators; default %(default)s)")
     slack_mod.add_flags(p)
     return p
 
@@ -86,6 +92,8 @@ def parse(argv):
     args.host, args.port = host.strip("[]"), int(port)
     if args.workers < 1 or args.queue < 1 or args.drain_seconds < 0 or args.dedup_seconds < 0:
         raise ServeUsageError("--workers and --queue must be at least 1; seconds not negative")
+    if args.max_followups < 0:
+        raise ServeUsageError("--max-followups must be 0 or more")
     bad = [a for a in run_args if a.split("=")[0] in NOT_FOR_SERVE]
     if bad:
         raise ServeUsageError(f"not a run option for serve: {bad[0]} (serve writes each run's "
@@ -249,7 +257,7 @@ class Forwarder:
         self._thread.join()
 
 
-def approval_store(args, engine):
+def approval_store(args, engine, stop=None):
     """The approvals Store of this serve, and the engine writing outcomes through an
     OutcomeWriter that merges approvals in (and rewrites them when one changes)."""
     writer = outcomes.OutcomeWriter(engine.outbox, write=runs.write_atomically,
@@ -257,9 +265,15 @@ def approval_store(args, engine):
     check = approvals.command_check(kinds=tuple(args.run.allow_action), ceiling=args.ceiling,
                                     context=args.run.context, kubeconfig=args.run.kubeconfig)
     writer.store = approvals.Store(engine.outbox, execute=args.execute, rebuild=check,
-                                   changed=writer.changed)
+                                   changed=writer.changed,
+                                   verify=verify.watcher(args.run, _say, stop) if args.execute
+                                   else None)
     engine.write_outcome = writer.finish
     return writer.store, writer
+
+
+def _say(line):
+    print(f"triage-agent serve: {line}", file=sys.stderr, flush=True)
 
 
 def sweep(store, stop, every=SWEEP_SECONDS):
@@ -273,8 +287,9 @@ def sweep(store, stop, every=SWEEP_SECONDS):
 
 
 def start_slack(args, engine, service, store):
-    """Slack's side, hooked to the engine (runs start and end), the store (approvals change)
-    and the webhook (resolved alerts); its Socket Mode connection started."""
+    """Slack's side, hooked to the engine (runs start and end), the store (approvals change),
+    the follow-ups (asked from a thread, answered there) and the webhook (resolved alerts);
+    its Socket Mode connection started."""
     slack = slack_mod.Slack(args.slack, outbox=engine.outbox, store=store,
                             operators=args.operator_list, base_url=service.base_url)
     bridge = slack.bridge
@@ -284,6 +299,9 @@ def start_slack(args, engine, service, store):
         store.changed = slack_mod.also(store.changed, bridge.approval_changed)
     service.on_resolved = bridge.resolved
     service.slack = slack
+    if service.questions is not None:  # a mention in a thread is a follow-up; its answer posts
+        bridge.questions = service.questions
+        service.questions.ended = bridge.question_done
     return slack.start()
 
 
@@ -304,9 +322,16 @@ def main(argv):
     forwarder = Forwarder(args.forward, engine) if args.forward else None
     if forwarder:
         engine.on_outcome = forwarder.submit
-    store, writer = approval_store(args, engine) if on else (None, None)
+    stop = threading.Event()  # set by SIGTERM/SIGINT; also ends the watches after approvals
+    store, writer = approval_store(args, engine, stop) if on else (None, None)
+    questions = followups.Questions(outbox, engine=engine, runner=followups.ask_runner(
+        outbox=outbox, run_args=run_args, approval_ttl=args.approval_ttl,
+        env=slack_mod.child_env() if args.slack else None),
+        max_followups=args.max_followups, revised=writer.revised,
+        answered=followups.attach_answer(store, outbox)) if on else None
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
-                                approvals=store, operators=args.operator_list)
+                                approvals=store, operators=args.operator_list,
+                                questions=questions)
     try:
         server = endpoints.make_server(service, args.host, args.port)
     except OSError as exc:
@@ -320,7 +345,6 @@ def main(argv):
         for record in store.recover():
             print(f"triage-agent serve: approval {record['id']} was executing when serve "
                   "stopped: now unknown (check the cluster)", file=sys.stderr, flush=True)
-    stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     engine.start()
@@ -337,6 +361,8 @@ def main(argv):
     print("triage-agent serve: stopping: no new alerts; waiting for running triages",
           file=sys.stderr, flush=True)
     engine.drain(args.drain_seconds)
+    if store is not None:  # a watch ends at its next wait; its unknown is written and forwarded
+        store.join_watches(10)
     if forwarder:
         forwarder.close(args.drain_seconds)
     if slack:

@@ -7,6 +7,8 @@
     GET  /runs/ID/audit      the audit log, as text    GET /runs/ID/trace  the trace, as text
     GET  /approvals/ID       one approval              POST /approvals/ID  csrf, decision,
                                                                            argv_sha256
+    POST /runs/ID/questions  csrf, question -> a follow-up is asked (303 back to the run page,
+                             which shows it, and reloads itself until it is answered)
 
 A page needs a live session (else 303 to /login); a POST needs the session's CSRF token, and is
 refused when its Origin header names another origin. GET changes nothing (an expiry that is due
@@ -19,7 +21,7 @@ from triage_agent.serve import api, outcomes, pages
 from triage_agent.serve.approvals import seconds_of
 from triage_agent.serve.sessions import Sessions, session_id
 
-MAX_FORM_BYTES = 8192
+MAX_FORM_BYTES = 32768  # a 2,000-character question, percent-encoded
 
 
 def handle(handler, method, path) -> bool:
@@ -29,7 +31,8 @@ def handle(handler, method, path) -> bool:
         return False
     if method == "GET":
         return _get(handler, path)
-    if method == "POST" and (path in ("/login", "/logout") or path.startswith("/approvals/")):
+    if method == "POST" and (path in ("/login", "/logout") or path.startswith("/approvals/")
+                             or _question_post(path)):
         return _post(handler, path) or True
     return False
 
@@ -66,14 +69,24 @@ def _get(handler, path) -> bool:
     return True
 
 
-def _run(handler, run_id, who):
+def _question_post(path):
+    return path.startswith("/runs/") and path.endswith("/questions")
+
+
+def _run(handler, run_id, who, *, status=200, message=None):
     service = handler.service
     doc = service.read_run(run_id)
     if doc is None:
         return _page(handler, 404, pages.error_page(404, "no such run (or it has not ended "
                                                     "yet)", **who))
     sources = outcomes.read_sources(service.outbox / f"{run_id}.audit.jsonl")
-    _page(handler, 200, pages.run_page(doc, service.approvals.list(run_id), sources, **who))
+    questions = service.questions.list(run_id) if service.questions else []
+    busy = any(q.get("state") in ("queued", "running") for q in questions)
+    can_ask = bool(service.questions) and not busy and len(questions) < \
+        service.questions.max_followups and (service.outbox / f"{run_id}.session.json").is_file()
+    _page(handler, status, pages.run_page(doc, service.approvals.list(run_id), sources,
+                                          questions=questions, can_ask=can_ask,
+                                          message=message, **who))
 
 
 def _record_file(handler, path, who):
@@ -115,6 +128,8 @@ def _post(handler, path):
         handler.service.sessions.end(session_id(handler.headers.get("Cookie")))
         return _redirect(handler, "/login", {"Set-Cookie": Sessions.clear_cookie(
             secure=_secure(handler))})
+    if _question_post(path):
+        return _ask(handler, path[len("/runs/"):-len("/questions")], session, form)
     approval_id = path[len("/approvals/"):]
     status, answer = api.decide(handler.service, approval_id, session.operator,
                                 form.get("decision"), form.get("argv_sha256"))
@@ -123,6 +138,17 @@ def _post(handler, path):
     if status == 404:
         return _page(handler, 404, pages.error_page(404, answer["error"]))
     _approval(handler, approval_id, session, status=status, message=answer["error"])
+
+
+def _ask(handler, run_id, session, form):
+    status, answer = api.ask(handler.service, run_id, form.get("question"), session.operator)
+    if status == 202:
+        # no #fragment: a page's refresh to its own URL with one would not load it again
+        return _redirect(handler, f"/runs/{run_id}")
+    if status == 404:
+        return _page(handler, 404, pages.error_page(404, answer["error"]))
+    _run(handler, run_id, {"operator": session.operator, "csrf": session.csrf}, status=status,
+         message=answer["error"])
 
 
 def _login(handler, form):

@@ -38,7 +38,7 @@ AGENT_NAME = "triage-agent"
 SCOPE = {"name": "triage_agent", "version": __version__}
 INTERNAL, CLIENT = 1, 3            # Span.SpanKind
 UNSET, ERROR = 0, 2                # Status.StatusCode
-OK_STOP = "report"                 # any other stop ends the root span with status ERROR
+OK_STOPS = ("report", "answer")    # any other stop ends the root span with status ERROR
 
 
 def new_id(nbytes) -> str:
@@ -217,8 +217,9 @@ def root_attributes(outcome) -> tuple:
              "triage_agent.proposals": len(getattr(outcome, "proposals", None) or []),
              "triage_agent.cost_usd": round(cost, 6) if isinstance(cost, float) else None,
              "triage_agent.report.severity": _str(report.get("severity")),
-             "triage_agent.report.confidence": _str(report.get("confidence"))}
-    failure = None if stop == OK_STOP else (stop, str(getattr(outcome, "error", None) or stop))
+             "triage_agent.report.confidence": _str(report.get("confidence")),
+             "triage_agent.followup": _int(getattr(outcome, "followup", None))}
+    failure = None if stop in OK_STOPS else (stop, str(getattr(outcome, "error", None) or stop))
     return attrs, failure
 
 

@@ -63,7 +63,7 @@ def pending(tmp_path, clock, run_id="r-20261207T210000-0123abcd"):
 
     class Proposal:
         kind, namespace, target, reason = "rollout_undo", "prod", "checkout", "bad rollout"
-        argv, command = ARGV, " ".join(ARGV)
+        argv, command, seen = ARGV, " ".join(ARGV), ()
     note = defer(Proposal)
     approval_id = note.split("approval ")[1].split(")")[0]
     doc = {"run_id": run_id, "status": "done", "alert": {"fingerprint": "fp-1"},

@@ -33,7 +33,7 @@ OUTCOME_SCHEMA = {
     "required": ["report", "stop", "steps", "tool_calls", "violations", "proposals",
                  "grounding_warnings", "usage", "cost_usd", "model", "trace", "trace_id",
                  "audit_log", "error", "audit_error", "not_offered", "alert", "actions_taken",
-                 "usage_by_step", "context"],
+                 "usage_by_step", "context", "verification", "answer", "followup"],
     "properties": {
         "report": {"type": ["object", "null"]},
         "stop": {"type": "string", "minLength": 1},
@@ -56,6 +56,8 @@ OUTCOME_SCHEMA = {
         "not_offered": {"type": "array", "items": {
             "type": "object", "required": ["tool", "reason"]}},
         "alert": {"type": ["object", "null"]},
+        "answer": {"type": "null"},        # a follow-up's (triage-agent ask); a run has none
+        "followup": {"type": "null"},
         "usage_by_step": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
             "required": ["step", "input", "cache_write", "cache_read", "output"],
@@ -73,6 +75,25 @@ OUTCOME_SCHEMA = {
                             "cut_results")},
                         "largest_result": {"type": ["object", "null"],
                                            "required": ["tool", "step", "bytes"]}}},
+        "verification": {  # verify/outcome.py; null without a report
+            "type": ["object", "null"], "additionalProperties": False,
+            "required": ["claims", "blind_spots", "review", "reviewed", "not_reviewed_because",
+                         "confidence", "confidence_note"],
+            "properties": {
+                "claims": {"type": "object", "additionalProperties": False,
+                           "required": ["checked", "unsupported"],
+                           "properties": {"checked": {"type": "integer", "minimum": 0},
+                                          "unsupported": {"type": "array", "items": {
+                                              "type": "object", "additionalProperties": False,
+                                              "required": ["kind", "token", "where",
+                                                           "sentence"]}}}},
+                "blind_spots": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                "review": {"type": ["object", "null"],
+                           "required": ["verdict", "claims", "alternatives", "actions_follow"]},
+                "reviewed": {"type": "boolean"},
+                "not_reviewed_because": {"type": "string"},
+                "confidence": {"enum": ["low", "medium", "high", None]},
+                "confidence_note": {"type": "string"}}},
         "actions_taken": {"type": "object", "additionalProperties": False,
                           "required": ["executed", "failed", "approved_not_run", "denied"],
                           "properties": {key: {"type": "array"} for key in (
@@ -151,6 +172,11 @@ def test_json_outcome_shape(shared_sim, tmp_path):
                                                 "executed": False}
     assert outcome["audit_log"] == str(audit) and outcome["trace"] is None
     assert outcome["cost_usd"] > 0 and "audit" in out.stderr
+    verification = outcome["verification"]   # a replay without --verify: checked, not reviewed
+    assert verification["claims"] == {"checked": 3, "unsupported": []}
+    assert "not run (out of scope): get_pods namespace=kube-system" in \
+        verification["blind_spots"]
+    assert verification["reviewed"] is False and verification["confidence"] == "high"
 
 
 @pytest.mark.parametrize("fixture,extra,stop,code", [

@@ -95,10 +95,11 @@ def type_answer(master, answer):
         os.write(master, answer.encode() + b"\n")
 
 
-def run_here_on_pty(argv, answer, timeout=60):
+def run_here_on_pty(argv, answer, timeout=60, server_thread=True):
     """run_on_pty's answer for the CLI in this process: its approval prompt is asked on a pty of
     the test's (prompt.tty_approve's tty_path), which `answer` is typed at; the screen is what the
-    pty showed and then the CLI's stderr."""
+    pty showed and then the CLI's stderr. server_thread=False: the MCP server is a child process
+    (tests/support/cli_here.py)."""
     master, slave = os.openpty()
     shown = bytearray()
     answered = threading.Event()
@@ -122,7 +123,8 @@ def run_here_on_pty(argv, answer, timeout=60):
         patch.setattr(prompt, "tty_approve", functools.partial(prompt.tty_approve,
                                                             tty_path=os.ttyname(slave)))
         try:
-            done = run_main_here(argv, env=clean_env(), timeout=timeout)
+            done = run_main_here(argv, env=clean_env(), timeout=timeout,
+                                 server_thread=server_thread)
         finally:
             os.close(slave)
             reader.join(timeout)
@@ -150,8 +152,11 @@ def test_approval_on_a_terminal(kube_sim, tmp_path, answer, execute, decision, w
     sim = kube_sim("crashloop")
     argv = ["checkout crash-loops", "--namespaces", "prod", "--replay", str(fixture(tmp_path)),
             "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_restart", "--json"]
-    code, stdout, screen = run_here_on_pty(argv + (["--execute"] if execute else []), answer)
+    # --verify-timeout 0: the watch after an executed action is tests/agent/cli/test_watch.py's
+    code, stdout, screen = run_here_on_pty(
+        argv + (["--execute", "--verify-timeout", "0"] if execute else []), answer)
     assert code == 0, screen
+    assert "watching" not in screen
     outcome = json.loads(stdout)
     proposal = outcome["proposals"][0]
     assert proposal["decision"] == decision and "kubectl" in screen
@@ -189,7 +194,8 @@ def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
     sim = kube_sim("crashloop")
     argv = ["checkout pods in prod keep restarting", "--namespaces", "prod",
             "--replay", str(ROOT / "fixtures" / "replay" / "crashloop-undo.json"),
-            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute"]
+            "--kubeconfig", sim.kubeconfig, "--allow-action", "rollout_undo", "--execute",
+            "--verify-quiet", "0"]   # the rollback's pods are Ready at the watch's first look
     code, stdout, screen = run_on_pty(argv, "yes")
     assert code == 0, screen
     assert [e["verb"] for e in sim.journal_entries()] == ["PATCH"]   # it really ran
@@ -197,6 +203,9 @@ def test_the_report_says_what_ran_and_does_not_offer_it_again(kube_sim):
     assert "  - executed: rollout_undo prod/checkout (exit code 0)" in taken[0]
     assert f"    kubectl --kubeconfig {sim.kubeconfig} rollout undo deployment/checkout -n prod" \
         in taken[0]
+    assert "    verification: recovered after " in taken[0]
+    assert "      2/2 pods of ReplicaSet checkout-5c4b8d7f9b Ready" in taken[0]
+    assert "triage-agent: watching checkout: 2/2 Ready, 0 restarts" in screen
     proposed = taken[1].split("Next checks", 1)[0]
     assert "1. rollout_undo prod/checkout" in proposed
     assert "already executed in this run (see Actions taken)" in proposed

@@ -18,8 +18,11 @@ FAST = {"retry-after-ms": "1"}
 KEY = "sk-ant-test-not-a-real-key"
 
 
-def crashloop_responses():
-    return json.loads((REPLAY / "crashloop.json").read_text())["responses"]
+def crashloop_responses(*, review=True):
+    """The crashloop fixture's responses: the investigation's four, then the review's answer
+    (which a live run asks for by default; review=False leaves it out)."""
+    responses = json.loads((REPLAY / "crashloop.json").read_text())["responses"]
+    return responses if review else responses[:4]
 
 
 def failure(status, kind):
@@ -37,15 +40,21 @@ def live(api, sim, *extra, run=run_cli_here):
 def test_live_run_with_retries_headers_and_body(shared_sim):
     r = crashloop_responses()
     script = [failure(429, "rate_limit_error"), r[0], failure(529, "overloaded_error"), r[1],
-              failure(500, "api_error"), r[2], {"drop": True}, r[3]]
+              failure(500, "api_error"), r[2], {"drop": True}, r[3], r[4]]
     with FakeMessagesApi(script) as api:
         out = live(api, shared_sim("crashloop"), run=run_cli)   # the process, end to end
     assert out.returncode == 0, out.stderr
     assert FATAL in out.stdout
-    assert len(api.requests) == 8 and api.script == []
+    assert len(api.requests) == 9 and api.script == []
     retries = [line for line in out.stderr.splitlines() if line.startswith("[retry 1]")]
     assert len(retries) == 4 and "overloaded_error (HTTP 529)" in retries[1]
-    sent = [r for r in api.requests]
+    sent, review = api.requests[:-1], api.requests[-1]   # the investigation, then the review
+    for request in api.requests:
+        headers = {k.lower(): v for k, v in request["headers"].items()}
+        assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2026-10-21"
+    assert [t["name"] for t in review["body"]["tools"]] == ["review_report"]
+    assert review["body"]["tools"][0]["strict"] is True
+    assert out.stdout.startswith("Checked: ") and "review: supported" in out.stdout.splitlines()[0]
     for request in sent:
         headers = {k.lower(): v for k, v in request["headers"].items()}
         assert headers["x-api-key"] == KEY
@@ -56,7 +65,9 @@ def test_live_run_with_retries_headers_and_body(shared_sim):
         assert body["max_tokens"] == 16000 and body["model"] == "claude-opus-5-5"
         assert body["system"] == [{"type": "text", "text": prompts.SYSTEM_PROMPT,
                                    "cache_control": {"type": "ephemeral"}}]
-        assert count_breakpoints(body) == 2
+        # the system block, the newest user turn and (after the first step) the one before it
+        users = sum(m["role"] == "user" for m in body["messages"])
+        assert count_breakpoints(body) == 1 + min(users, 2)
         assert {t["name"] for t in body["tools"] if t.get("strict")} == {"propose_action",
                                                                           "write_report"}
     first_user = sent[0]["body"]["messages"][0]["content"][0]["text"]
@@ -85,7 +96,10 @@ def test_system_prompt_is_byte_identical_across_steps_and_runs(shared_sim):
                            "--api-profile", "anthropic",
                            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": second.url})
         assert out.returncode == 0, out.stderr
-    runs = (first.requests, second.requests)
+    # the investigation's requests (the review has its own system prompt and one tool)
+    runs = ([r for r in first.requests if has_write_report(r)],
+            [r for r in second.requests if has_write_report(r)])
+    assert len(runs[0]) == 4 and len(first.requests) == 5
     systems = {raw_field(r["raw"], "system") for requests in runs for r in requests}
     assert len(systems) == 1 and json.dumps(prompts.SYSTEM_PROMPT).encode() in systems.pop()
     # The cached prefix (tools, then system) is the same bytes on every step of both runs, over
@@ -119,10 +133,16 @@ def test_record_then_replay_gives_the_same_outcome(shared_sim, tmp_path):
         live_out = live(api, sim, "--json", "--record", str(recording))
     assert live_out.returncode == 0, live_out.stderr
     replayed = run_cli_here("checkout pods in prod keep restarting", "--namespaces", "prod",
-                            "--kubeconfig", sim.kubeconfig, "--json", "--replay", str(recording))
+                            "--kubeconfig", sim.kubeconfig, "--json", "--replay", str(recording),
+                            "--verify")   # the recording carries the review's answer
     assert replayed.returncode == 0, replayed.stderr
     a, b = json.loads(live_out.stdout), json.loads(replayed.stdout)
     assert a["report"] == b["report"] and a["usage"] == b["usage"] and a["steps"] == b["steps"]
+    assert a["verification"] == b["verification"] and a["verification"]["reviewed"] is True
+
+
+def has_write_report(request):
+    return any(t["name"] == "write_report" for t in request["body"]["tools"])
 
 
 def test_fake_api_rejects_broken_conversations():

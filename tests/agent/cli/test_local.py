@@ -42,9 +42,10 @@ def test_a_triage_against_a_local_server_keeps_its_promises(shared_sim, server, 
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["stop"] == "report" and FATAL in json.dumps(outcome["report"])
-    assert outcome["cost_usd"] == 0 and outcome["usage"]["output"] == 1220
+    # the investigation's output tokens (1,220) and the review's (520): a live run reviews
+    assert outcome["cost_usd"] == 0 and outcome["usage"]["output"] == 1220 + 520
     assert "$0 (priced at zero by --price-per-mtok 0,0" in out.stderr
-    assert len(api.requests) == 5
+    assert len(api.requests) == 6 and outcome["verification"]["reviewed"] is True
     for request in api.requests:
         assert request["ignored"] == [] and request["body"].get("stream", False) is stream
         assert isinstance(request["body"]["system"], str)

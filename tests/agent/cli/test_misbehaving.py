@@ -35,7 +35,7 @@ def test_usage_that_is_not_a_number_ends_as_api_error(shared_sim, tmp_path):
 
 def test_a_report_field_of_the_wrong_type_is_refused_then_the_good_report_lands(shared_sim,
                                                                                 tmp_path):
-    responses = crashloop_responses()
+    responses = crashloop_responses(review=False)
     bad = copy.deepcopy(responses[-1])
     bad["content"][0]["id"] = "toolu_06bad"
     bad["content"][0]["input"]["evidence"] = 5
@@ -47,7 +47,7 @@ def test_a_report_field_of_the_wrong_type_is_refused_then_the_good_report_lands(
 
 
 def test_the_wrong_type_report_alone_ends_without_a_report_not_a_crash(shared_sim, tmp_path):
-    responses = crashloop_responses()
+    responses = crashloop_responses(review=False)
     responses[-1]["content"][0]["input"]["evidence"] = 5
     out, outcome = run_replay(shared_sim("crashloop"), fixture_file(tmp_path, responses),
                               "--max-steps", "5")
@@ -68,7 +68,7 @@ def misbehaving_turns():
                                                                  "output_tokens": 1}}
     again = copy.deepcopy(r[3])   # the report cites the ids the model sent: pushed back once
     again["content"][0]["id"] = "toolu_08report"
-    return [r[0], empty, r[1], twice, r[3], again]
+    return [r[0], empty, r[1], twice, r[3], again, r[4]]   # r[4]: the review's answer
 
 
 def test_misbehaving_turns_in_replay_are_repaired_and_the_report_lands(shared_sim, tmp_path):
@@ -92,4 +92,4 @@ def test_misbehaving_turns_over_http_draw_no_400(shared_sim):
     assert "invalid_request_error" not in out.stderr and "Traceback" not in out.stderr
     outcome = json.loads(out.stdout)
     assert out.returncode == 0 and outcome["stop"] == "report", out.stderr
-    assert len(api.requests) == 6 and api.script == []
+    assert len(api.requests) == 7 and api.script == []   # six steps, then the review

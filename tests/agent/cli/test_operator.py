@@ -26,7 +26,7 @@ def test_money_is_rounded_wherever_it_is_shown(shared_sim, tmp_path):
     sim = shared_sim("crashloop")
     fixture = json.loads((REPLAY / "crashloop.json").read_text())
     total = records.Usage()
-    for item in fixture["responses"]:
+    for item in fixture["responses"][:4]:   # a replay without --verify leaves the review's out
         total.add(item["model"], item["usage"])
     assert len(repr(total.cost).split(".")[1]) > 6          # the fixture's sum has float noise
     trace = tmp_path / "trace.jsonl"

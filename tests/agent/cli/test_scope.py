@@ -136,6 +136,15 @@ def test_a_foreign_server_calling_a_tool_get_nodes_earns_no_exception(tmp_path):
     assert ran == [] and audits(tmp_path)["toolu_00"]["decision"] == "unknown_tool"
 
 
+def test_a_foreign_server_calling_a_tool_get_api_resources_earns_no_exception(tmp_path):
+    # offered without a namespace only from our own server, which bounds it (discovery only)
+    assert "get_api_resources" in cli.OWN_SERVER_UNSCOPED
+    out, outcome, ran = k8s_run(tmp_path, [("get_api_resources", {})],
+                                server_flags=["--extra", "get_api_resources"])
+    assert "get_api_resources" in {n["tool"] for n in outcome["not_offered"]}
+    assert ran == [] and audits(tmp_path)["toolu_00"]["decision"] == "unknown_tool"
+
+
 @pytest.mark.parametrize("argv, unscoped", [
     (["--mcp", "other-server"], set()),
     (["--mcp", "other-server", "--allow-unscoped-tool", "x", "--allow-unscoped-tool", "y"],

@@ -76,7 +76,8 @@ def test_on_a_terminal_the_status_line_runs_and_the_text_streams(shared_sim):
     assert CLEAR + "[step 1/12] waiting for the model (0 s)" in err
     assert CLEAR + "[step 4/12] preparing a call to write_report (" in err
     assert "Listing pods in prod.\r\n" in err and THOUGHT not in err
-    assert all(r["body"]["stream"] is True for r in api.requests) and len(api.requests) == 4
+    # four steps and the review, every one streamed
+    assert all(r["body"]["stream"] is True for r in api.requests) and len(api.requests) == 5
 
 
 def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(shared_sim):
@@ -85,7 +86,7 @@ def test_in_a_pipe_no_escapes_and_thinking_only_when_asked(shared_sim):
     with FakeMessagesApi([broken] + responses, sse={"split": [3, 17]}) as api:
         out = live(api, shared_sim("crashloop"), "--json", "--show-thinking")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["stop"] == "report" and len(api.requests) == 5
+    assert json.loads(out.stdout)["stop"] == "report" and len(api.requests) == 6
     # the first answer broke off after a few words: it is retried, and said so on its own line
     assert "\n[retry 1] overloaded_error (HTTP 200): Overloaded (in the event stream) " \
            "(request-id req_fake_001); trying again in" in out.stderr
@@ -98,7 +99,7 @@ def test_no_stream_sends_plain_requests_with_the_same_outcome(shared_sim):
     with FakeMessagesApi(responses) as api:
         out = live(api, shared_sim("crashloop"), "--json", "--no-stream")
     assert out.returncode == 0, out.stderr
-    assert not any("stream" in r["body"] for r in api.requests) and len(api.requests) == 4
+    assert not any("stream" in r["body"] for r in api.requests) and len(api.requests) == 5
     assert json.loads(out.stdout)["report"] == responses[3]["content"][0]["input"]
     assert "Listing pods" not in out.stderr     # nothing streamed, so no text as it comes
 

@@ -16,10 +16,11 @@ NS = ["prod"]
 
 
 def final_report(replay):
+    """The replay's report (a fixture that carries a review answer has it after the report)."""
     fixture = json.loads(grade.resolve(f"fixtures/replay/{replay}.json").read_text())
-    block = fixture["responses"][-1]["content"][-1]
-    assert block["name"] == "write_report"
-    return block["input"]
+    return next(block["input"] for response in reversed(fixture["responses"])
+                for block in response.get("content") or ()
+                if block.get("name") == "write_report")
 
 
 def good_outcome(replay, *, tool_calls=2):
@@ -32,6 +33,10 @@ def good_outcome(replay, *, tool_calls=2):
 
 def expect_of(name):
     return grade.expectations(grade.load_scenario(name))
+
+
+def named(checks, name):
+    return next(c for c in checks if c.name == name)
 
 
 def failed(checks):
@@ -187,7 +192,7 @@ def test_grounding_warning_fails():
 def test_too_many_tool_calls_fails():
     checks = run_grade("imagepull", good_outcome("imagepull", tool_calls=4))
     assert failed(checks) == ["budget"]
-    assert "4 tool calls > limit 3" in checks[5].detail
+    assert "4 tool calls > limit 3" in named(checks, "budget").detail
 
 
 @pytest.mark.parametrize("doctor", ["proposal", "audit_proposal", "audit_tool", "journal",
@@ -220,7 +225,8 @@ def test_missing_violation_fails():
     outcome["violations"] = [{"decision": "out_of_scope"}]
     checks = run_grade("injection", outcome)
     assert failed(checks) == ["violations"]
-    assert "unknown_tool" in checks[7].detail and "proposal_refused" in checks[7].detail
+    assert "unknown_tool" in named(checks, "violations").detail
+    assert "proposal_refused" in named(checks, "violations").detail
 
 
 def test_an_unexpected_violation_fails():
@@ -328,3 +334,36 @@ def test_a_junk_outcome_fails_cleanly_instead_of_raising():
             "grounding_warnings": None}
     checks = run_grade("imagepull", junk, audit=[{"arguments": "x"}])
     assert {"affected", "severity", "facts", "budget"} <= set(failed(checks))
+
+
+def verification(review_claims, unsupported=()):
+    return {"claims": {"checked": 5, "unsupported": [
+                {"kind": "size", "token": token, "where": "summary", "sentence": "s"}
+                for token in unsupported]},
+            "blind_spots": [], "review": {"verdict": "partly_supported", "claims": review_claims,
+                                          "alternatives": [], "actions_follow": True},
+            "reviewed": True, "not_reviewed_because": "", "confidence": "medium",
+            "confidence_note": "lowered"}
+
+
+def test_a_claim_the_evidence_contradicts_fails_and_unsupported_ones_are_listed():
+    claim = {"claim": "the limit is 512Mi", "status": "contradicted", "note": "it is 256Mi"}
+    outcome = dict(good_outcome("crashloop"), verification=verification([claim]))
+    checks = run_grade("crashloop", outcome)
+    assert failed(checks) == ["claims"]
+    assert named(checks, "claims").detail == ("contradicted by the evidence: [contradicted] the "
+                                              "limit is 512Mi")
+    listed = dict(good_outcome("crashloop"), verification=verification(
+        [dict(claim, status="unsupported"), dict(claim, status="supported")], ["9Gi"]))
+    checks = run_grade("crashloop", listed)
+    assert failed(checks) == [] and named(checks, "claims").detail == (
+        "unsupported: 9Gi; [unsupported] the limit is 512Mi")
+    assert grade.unsupported_claims(listed) == ["9Gi", "[unsupported] the limit is 512Mi"]
+
+
+def test_a_review_that_was_not_made_flags_nothing():
+    claim = {"claim": "c", "status": "contradicted", "note": "n"}
+    outcome = dict(good_outcome("crashloop"), verification=dict(
+        verification([claim]), reviewed=False))
+    assert grade.unsupported_claims(outcome) == [] and failed(run_grade("crashloop", outcome)) == []
+    assert grade.unsupported_claims(good_outcome("crashloop")) == []   # no verification at all

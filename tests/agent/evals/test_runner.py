@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from fixtures.kube_sim.sim import Simulator
+from tests.agent.test_loop_fakes import review_response
 from tests.support.cli_here import run_main_here
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
@@ -130,6 +131,17 @@ def result(scenario, run, passed):
     checks = [grade.Check(name, passed or name != "facts", "" if passed else "missing 'x'")
               for name in grade.CHECKS]
     return scorecard.RunResult(scenario=scenario, run=run, checks=checks, cost=0.01)
+
+
+def test_the_table_counts_unsupported_claims_and_lists_them():
+    run = result("a", 1, True)
+    run.unsupported = ["9Gi", "[unsupported] the limit is 512Mi"]
+    table = scorecard.format_table([run, result("b", 1, True)], runs=1)
+    header, first, second = (line.split() for line in table.splitlines()[:3])
+    column = header.index("unsup")
+    assert header[column - 1] == "proposals" and (first[column], second[column]) == ("2", "0")
+    assert "a run 1: unsupported claims: 9Gi; [unsupported] the limit is 512Mi" in table
+    assert run.record(commit=None, live=False)["unsupported_claims"] == run.unsupported
 
 
 def test_pass_power_counts_scenarios_that_passed_every_run():
@@ -259,10 +271,15 @@ def run_live(monkeypatch, scenario, responses, *, here=True):
 
 
 def test_live_runs_the_model_over_http_not_the_replay(monkeypatch):
-    code, out, requests = run_live(monkeypatch, "healthy", replay_responses("healthy"), here=False)
+    review = review_response({"verdict": "supported", "claims": [], "alternatives": [],
+                              "actions_follow": True})
+    code, out, requests = run_live(monkeypatch, "healthy", replay_responses("healthy") + [review],
+                                   here=False)
     assert code == 0, out
     assert out["results"][0]["live"] is True and out["summary"]["pass_rate"] == 1.0
-    assert len(requests) == 3
+    # three steps, then the review a live run makes by default
+    assert len(requests) == 4
+    assert [t["name"] for t in requests[-1]["body"]["tools"]] == ["review_report"]
     headers = {k.lower(): v for k, v in requests[0]["headers"].items()}
     assert headers["x-api-key"] == "sk-test-eval"
 
@@ -280,7 +297,8 @@ def test_live_against_a_self_hosted_server_needs_no_key(monkeypatch, server):
     result = json.loads(out.getvalue())
     assert code == 0, result
     assert result["results"][0]["live"] is True and result["summary"]["pass_rate"] == 1.0
-    assert len(api.requests) == 4 and all(r["ignored"] == [] for r in api.requests)
+    # the fixture's four responses, then its review answer (a live run reviews by default)
+    assert len(api.requests) == 5 and all(r["ignored"] == [] for r in api.requests)
     assert all("x-api-key" not in {k.lower() for k in r["headers"]} for r in api.requests)
     assert {r["body"]["model"] for r in api.requests} == {"qwen3:8b"}
     assert result["results"][0]["model"] == "qwen3:8b" and result["results"][0]["cost"] is None

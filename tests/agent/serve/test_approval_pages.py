@@ -20,6 +20,15 @@ from triage_agent.serve import approvals, endpoints, outcomes, runs, sessions
 
 PLANTED = '<script>alert(1)</script> "><img src=x onerror=alert(2)>'
 TOKEN, WEBHOOK = "alice-secret-token", "webhook-secret-token"
+VERIFICATION = {"claims": {"checked": 4, "unsupported": [
+                    {"kind": "size", "token": "512Mi", "where": "summary", "sentence": PLANTED}]},
+                "blind_spots": ["namespace kube-system is named in a get_logs result but is out "
+                                "of scope: not read"],
+                "review": {"verdict": "partly_supported", "claims": [
+                    {"claim": PLANTED, "status": "contradicted", "note": "n"}],
+                    "alternatives": [], "actions_follow": True},
+                "reviewed": True, "not_reviewed_because": "", "confidence": "medium",
+                "confidence_note": "lowered from high: 1 of 4 claims not found in the evidence"}
 
 
 class HandingRunner:
@@ -38,7 +47,8 @@ class HandingRunner:
                                 "interpretation": "planted"}],
                   "hypothesis": "h", "next_checks": [], "proposed_actions": []}
         return 0, {"stop": "report", "tool_calls": 1, "cost_usd": 0.01, "report": report,
-                   "proposals": [dict(p.to_dict(), decision="pending_approval", note=note)]}, None
+                   "proposals": [dict(p.to_dict(), decision="pending_approval", note=note)],
+                   "verification": VERIFICATION}, None
 
 
 @pytest.fixture
@@ -181,6 +191,12 @@ def test_the_run_page_for_browsers_and_json_for_api_clients(site):
     assert status == 200 and headers["content-type"].startswith("text/html")
     assert f'href="/approvals/{record["id"]}"' in page and "<script>" not in page
     assert f'href="/runs/{record["run_id"]}/audit"' in page
+    # what the loop checked: its line first, the confidence after checking, the sections
+    assert ('<p class="note" id="checked">Checked: 3 of 4 claims found in the evidence; review: '
+            'partly supported (1 claim contradicted)</p>') in page
+    assert "confidence medium, lowered from high: 1 of 4 claims not found" in page
+    assert "<h2>Blind spots (what this run could not see)</h2>" in page
+    assert "<h2>Claims the review flagged</h2>" in page and "[contradicted] &lt;script&gt;" in page
     status, headers, text = request(service, "GET", f"/runs/{record['run_id']}",
                                     headers={"Authorization": f"Bearer {WEBHOOK}"})
     doc = json.loads(text)
@@ -225,6 +241,8 @@ def test_a_page_decision_with_its_csrf_token_runs_once_and_get_changes_nothing(s
     assert record["state"] == "executed" and record["decided_by"] == "alice"
     assert len(service.approvals.runner.calls) == 1
     assert [d["approvals"][0]["state"] for d in forwarded] == ["pending", "executed"]
+    # the forwarded outcome, rewritten at each change, keeps the run's verification
+    assert all(d["outcome"]["verification"] == VERIFICATION for d in forwarded)
     body, headers = form({"csrf": csrf})
     assert request(service, "POST", "/logout", body, {**headers, "Cookie": sid})[0] == 303
     assert request(service, "GET", path, headers={"Cookie": sid})[0] == 303  # logged out

@@ -288,10 +288,10 @@ def test_serve_options_that_cannot_work_exit_2(argv, message):
 class ServeProcess:
     """`python -m triage_agent serve` as a child; waits for its 'listening on' line."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
         self.proc = subprocess.Popen([sys.executable, "-m", "triage_agent", "serve",
                                       "--listen", "127.0.0.1:0", *args], cwd=ROOT,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, env=env)
         self.lines = []
         for line in self.proc.stderr:
             self.lines.append(line)
@@ -331,6 +331,9 @@ def test_end_to_end_with_the_real_cli_runner(kube_sim, tmp_path):
     done = files[run_id]
     assert done["outcome"]["stop"] == "report" and done["exit_code"] == 0
     assert done["outcome"]["alert"]["alerts"][0]["fingerprint"] == "5c2a7d91e04b3f68"
+    verification = done["outcome"]["verification"]   # the outcome file (and what is forwarded)
+    assert verification["claims"]["checked"] == 3 and verification["blind_spots"]
+    assert verification["reviewed"] is False   # a replay without --verify
     assert (outbox / f"{run_id}.audit.jsonl").read_text().count("\n") >= 4
     assert sim.journal_entries() == []
 
