@@ -346,13 +346,23 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     for reason, names in reasons.items():
         print(f"triage-agent: not offered to the model ({reason}): "
               + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
-    gate = wiring.make_gate(args, policy, recorder, stderr, tools)
+    gate = wiring.make_gate(args, policy, recorder, stderr, tools, defer=hand_over(args))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks, prices=args.prices)
     return loop.run_triage(args.symptom, model=model, tools=tools, policy=policy,
                            settings=settings, toolset=toolset, gate=gate, recorder=recorder,
                            progress=lambda line: print(line, file=stderr),
                            review=args.verify or not (args.replay or args.no_verify), **loop_extra)
+
+
+def hand_over(args):
+    """--pending-approvals (set by serve): the gate's defer seam, which writes each proposal as
+    a pending approval for an operator instead of asking on a terminal; else None."""
+    if not args.pending_approvals:
+        return None
+    from triage_agent.serve import approvals
+    return approvals.handoff(args.pending_approvals, alert=getattr(args, "alert_identity", None),
+                             ttl=args.approval_ttl)
 
 
 def save_recording(args, model, model_name, stderr):

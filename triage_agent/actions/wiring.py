@@ -1,9 +1,10 @@
 """The write gate as the CLI and `ask` wire it: the three gates with the terminal prompt (or
 serve's pending approvals) in front and the watch after an executed action behind.
 
-    make_gate(args, policy, recorder, stderr, tools) -> ActionGate
+    make_gate(args, policy, recorder, stderr, tools, defer=None) -> ActionGate
         approve   prompt.tty_approve (the controlling terminal)
-        defer     --pending-approvals (set by serve): each proposal becomes an approval file
+        defer     given by the CLI under --pending-approvals (serve's approval files: cli.py
+                  wires that, as serve sits above this package)
         verify    --verify-timeout > 0: watch.watch_action through the run's own read tools
 """
 
@@ -13,13 +14,13 @@ from triage_agent.actions import prompt
 from triage_agent.actions.command import run_command
 
 
-def make_gate(args, policy, recorder, stderr, tools):
+def make_gate(args, policy, recorder, stderr, tools, defer=None):
     """The three write gates for a run or a follow-up (args.allow_action: the enabled kinds)."""
     return gates.ActionGate(allowed_kinds=args.allow_action, execute=args.execute,
                             approve=prompt.tty_approve, runner=run_command,
                             namespaces=policy.namespaces, context=args.context,
                             kubeconfig=args.kubeconfig, audit_ok=recorder.audit_ok,
-                            say=lambda line: print(line, file=stderr), defer=hand_over(args),
+                            say=lambda line: print(line, file=stderr), defer=defer,
                             verify=verifier(args, tools, stderr))
 
 
@@ -44,12 +45,3 @@ def verifier(args, tools, stderr):
         return found
     return verify
 
-
-def hand_over(args):
-    """--pending-approvals (set by serve): the gate's defer seam, which writes each proposal as
-    a pending approval for an operator instead of asking on a terminal; else None."""
-    if not args.pending_approvals:
-        return None
-    from triage_agent.serve import approvals
-    return approvals.handoff(args.pending_approvals, alert=getattr(args, "alert_identity", None),
-                             ttl=args.approval_ttl)

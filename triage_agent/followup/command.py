@@ -173,7 +173,8 @@ def run_followup(args, session, question, policy, model, model_name, tools, tool
     try:
         outcome = ask.ask_followup(session, question, model=model, tools=tools,
                                    toolset=toolset, policy=policy, settings=settings,
-                                   gate=wiring.make_gate(args, policy, recorder, stderr, tools),
+                                   gate=wiring.make_gate(args, policy, recorder, stderr, tools,
+                                                         defer=cli.hand_over(args)),
                                    recorder=recorder,
                                    progress=lambda line: print(line, file=stderr))
     finally:
