@@ -31,7 +31,7 @@ VALUE = re.compile(r"^(ap-[0-9a-f]{16}):([0-9a-f]{64})$")
 MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 # the mapping file stays bounded: the oldest threads and approval messages are forgotten (a run
 # of a forgotten fingerprint starts a new thread)
-KEPT_THREADS, KEPT_APPROVALS = 2000, 5000
+KEPT_THREADS, KEPT_APPROVALS, RUNS_KEPT = 2000, 5000, 50
 NOT_OPERATOR = "You are not an operator for this service: your click changed nothing."
 
 
@@ -101,7 +101,7 @@ class SlackBridge:
                 first = True
             else:
                 first = False
-            thread["runs"].append(run_id)
+            thread["runs"] = thread["runs"][-(RUNS_KEPT - 1):] + [run_id]
             self._save()
         url = self.run_url(run_id)
         if first:
@@ -114,8 +114,10 @@ class SlackBridge:
 
     def _rooted(self, fingerprint, answer):
         with self._lock:
-            thread = self.state["threads"][fingerprint]
-            thread["ts"], thread["channel"] = answer.get("ts"), answer.get("channel") or \
+            thread = self.state["threads"].get(fingerprint)
+            if thread is None or not answer.get("ts"):  # forgotten meanwhile (the bound)
+                return
+            thread["ts"], thread["channel"] = answer["ts"], answer.get("channel") or \
                 thread["channel"]
             self._save()
 
@@ -145,7 +147,8 @@ class SlackBridge:
         if report_due:
             message = blocks.root_report(thread.get("alert") or alert, doc,
                                          self.run_url(doc["run_id"]))
-            self.poster.submit("chat.update", lambda: self._root_update(fingerprint, message))
+            self.poster.submit("chat.update", lambda: self._root_update(fingerprint, message),
+                               then=lambda answer: self._rooted(fingerprint, answer))
         for entry in doc.get("approvals") or ():
             self._show_approval(fingerprint, entry.get("id"))
 
