@@ -5,7 +5,8 @@ the replayed model proposing `rollout_undo deployment/checkout`, real kubectl an
 An alert -> a thread whose root becomes the report -> an approval message with buttons -> an
 Approve click envelope from a mapped operator -> exactly one write on the simulated cluster ->
 the message updated with who decided and the result. Unmapped, forged, digest-mismatched and
-repeated clicks change nothing; Slack answering 429 and 500 loses nothing; Alertmanager's
+repeated clicks change nothing; Slack answering 429 and 500, and the WebSocket dropping
+mid-envelope, lose nothing; Alertmanager's
 resolved notification lands in the thread; the thread survives a restart of serve."""
 
 import copy
@@ -62,14 +63,18 @@ def approval_message(slack):
     return found[0] if found else None
 
 
-def click(slack, message, user, *, action="approve", value=None, block_id=None, env_id=None):
+def click_payload(message, user, *, action="approve", value=None, block_id=None):
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     button = next(e for e in actions["elements"] if e["action_id"] == action)
-    payload = {"type": "block_actions", "user": {"id": user}, "channel": {"id": CHANNEL},
-               "message": {"ts": message["ts"]},
-               "actions": [{"action_id": action, "block_id": block_id or actions["block_id"],
-                            "value": value or button["value"], "type": "button"}]}
-    envelope_id = slack.envelope("interactive", payload, envelope_id=env_id)
+    return {"type": "block_actions", "user": {"id": user}, "channel": {"id": CHANNEL},
+            "message": {"ts": message["ts"]},
+            "actions": [{"action_id": action, "block_id": block_id or actions["block_id"],
+                         "value": value or button["value"], "type": "button"}]}
+
+
+def click(slack, message, user, *, env_id=None, opens=1, **kwargs):
+    envelope_id = slack.envelope("interactive", click_payload(message, user, **kwargs),
+                                 envelope_id=env_id, opens=opens)
     slack.wait_ack(envelope_id)
     return envelope_id
 
@@ -146,14 +151,17 @@ def test_alert_thread_report_and_one_click_is_one_write(kube_sim, tmp_path, slac
         assert writes(sim) == []
         assert api(service.url, f"/api/approvals/{approval_id}")[1]["state"] == "pending"
 
-        # the Approve click, delivered twice by Slack and clicked again: one write
-        first = click(slack, message, ALICE)
-        click(slack, message, ALICE, env_id=first)
+        # the Approve click: the link drops half-way through its envelope (no ack, so Slack
+        # delivers it again on the new connection), then Slack delivers it twice: one write
+        slack.drop_mid_envelope("interactive", click_payload(message, ALICE), "env-approve")
+        assert writes(sim) == []
+        first = click(slack, message, ALICE, env_id="env-approve", opens=2)
+        click(slack, message, ALICE, env_id=first, opens=2)
         assert until(lambda: api(service.url, f"/api/approvals/{approval_id}")[1]["state"]
                      == "executed")
         slack.wait(lambda: "*executed* by alice" in json.dumps(
             slack.messages[message["ts"]]["blocks"]))
-        click(slack, message, ALICE)    # a later click on the stale buttons
+        click(slack, message, ALICE, opens=2)    # a later click on the stale buttons
         slack.wait(lambda: any("already decided" in e["text"] for e in slack.ephemeral))
         assert len(writes(sim)) == 1
         # decided on the page too: refused, nothing more runs
