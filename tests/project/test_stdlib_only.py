@@ -102,8 +102,8 @@ def test_the_server_never_imports_the_agent_and_the_agent_only_its_redactor():
 # The layers of each package, from the top; a module imports from its own layer or those below.
 LAYERS = {
     "triage_agent": (
-        {"__main__", "cli", "options", "evaluate", "serve", "evals", "followup"},  # entry points,
-                                                                 # services, follow-ups
+        {"__main__", "cli", "options", "evaluate", "serve", "chat", "evals", "followup"},
+                                                 # entry points, services, follow-ups, chat
         {"loop", "turns", "policy", "scope", "prompts", "report", "schema", "actions", "ask",
          "context", "outcome", "preflight", "status", "verify"},         # the loop core
         {"model", "mcp", "telemetry"},                                   # the wire and records

@@ -94,6 +94,22 @@ def parse_payload(doc) -> list:
     return firing
 
 
+def resolved_fingerprints(doc) -> list:
+    """The fingerprints of a webhook payload's resolved alerts (an unreadable payload: none)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("alerts"), list):
+        return []
+    common = doc.get("commonLabels") if isinstance(doc.get("commonLabels"), dict) else {}
+    found = []
+    for alert in doc["alerts"]:
+        if not isinstance(alert, dict) or alert.get("status") != "resolved":
+            continue
+        labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else {}
+        given = alert.get("fingerprint")
+        found.append(given if isinstance(given, str) and given else
+                     fingerprint({"labels": {**common, **labels}}))
+    return found
+
+
 def _string_map(doc, key, *, where="payload"):
     value = doc.get(key) or {}
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)

@@ -44,6 +44,8 @@ class Service:
         self.sessions = sessions or Sessions()
         self.base_url = base_url
         self.outbox = engine.outbox
+        self.slack = None                        # chat.slack.Slack when --slack-channel is on
+        self.on_resolved = lambda fingerprint: None
 
     def is_webhook_token(self, token) -> bool:
         return bool(self.token) and hmac.compare_digest(str(token).encode(),
@@ -89,6 +91,8 @@ class Service:
         except alerts.AlertError as exc:
             self.engine.refuse("bad_payload")
             return 400, {"error": f"not an Alertmanager payload: {exc}"}
+        for fingerprint in alerts.resolved_fingerprints(doc):
+            self.on_resolved(fingerprint)
         answer = {"firing": len(firing), "queued": [], "deduplicated": [], "refused": []}
         for alert in firing:
             entry = {"fingerprint": alert["fingerprint"] or alerts.fingerprint(alert),
@@ -188,7 +192,8 @@ class Handler(BaseHTTPRequestHandler):
                               "text/plain; charset=utf-8")
         if path == "/metrics":
             return self._send(200, metrics_text(self.service.engine, self.service.approvals,
-                                                self.service.questions).encode(),
+                                                self.service.questions,
+                                                self.service.slack).encode(),
                               "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/runs/"):
             if not self._authorized():
@@ -226,8 +231,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def metrics_text(engine, approvals=None, questions=None) -> str:
-    """The Prometheus text exposition of the engine's (and the approvals' and follow-ups')
+def metrics_text(engine, approvals=None, questions=None, slack=None) -> str:
+    """The Prometheus text exposition of the engine's (and the approvals', follow-ups' and
+    Slack's)
     counters and gauges."""
     with engine._lock:
         stats = engine.stats
@@ -279,6 +285,9 @@ def metrics_text(engine, approvals=None, questions=None) -> str:
         metric("triage_followups_total", "counter", "Follow-up questions that entered each "
                "state since serve started.",
                [(f'{{state="{k}"}}', v) for k, v in questions.counts.items()])
+    if slack is not None:
+        metric("triage_slack_failures_total", "counter", "Slack Web API calls that failed "
+               "(each try, and each call dropped from a full queue).", [("", slack.failures)])
     return "\n".join(lines) + "\n"
 
 

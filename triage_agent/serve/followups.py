@@ -64,11 +64,12 @@ class Questions:
     """The follow-up questions of serve's runs: files in the outbox, and the tasks that run them."""
 
     def __init__(self, outbox, *, engine, runner, max_followups=DEFAULT_MAX_FOLLOWUPS,
-                 revised=None, answered=None):
+                 revised=None, answered=None, ended=None):
         self.outbox, self.engine, self.runner = Path(outbox), engine, runner
         self.max_followups = max_followups
         self.revised = revised or (lambda run_id, report, record: None)
         self.answered = answered or (lambda record: None)   # e.g. attach_answer
+        self.ended = ended or (lambda record: None)         # answered or failed (Slack's thread)
         self.counts = dict.fromkeys(STATES, 0)   # questions that entered each state
         self._lock = threading.Lock()            # asking: the checks and the new record
         self._counting = threading.Lock()
@@ -160,6 +161,10 @@ class Questions:
         if answer and answer.get("report_changed") and isinstance(answer.get("report"), dict):
             self.revised(record["run_id"], answer["report"], record)
         self._write(record)
+        try:
+            self.ended(record)
+        except Exception as exc:  # a listener's bug never costs the answer
+            print(f"triage-agent serve: follow-up listener: {exc}", file=sys.stderr, flush=True)
         return record
 
     def abandon(self, record, reason):

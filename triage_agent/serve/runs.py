@@ -90,10 +90,11 @@ class Engine:
     """The queue, the workers and the outbox; thread-safe."""
 
     def __init__(self, *, runner, outbox, workers=2, queue_size=100, dedup_seconds=3600.0,
-                 on_outcome=None, clock=time.monotonic, write_outcome=None):
+                 on_outcome=None, clock=time.monotonic, write_outcome=None, on_start=None):
         self.runner, self.outbox = runner, Path(outbox)
         self.workers, self.queue_size, self.dedup_seconds = workers, queue_size, dedup_seconds
         self.on_outcome = on_outcome or (lambda doc: None)
+        self.on_start = on_start or (lambda job: None)   # a worker took the job (Slack's root)
         # doc -> None: writes the outcome file and forwards it (serve's approvals merge in there)
         self.write_outcome = write_outcome
         self.clock = clock
@@ -189,6 +190,10 @@ class Engine:
                 self._run_task(job)
                 continue
             started = time.monotonic()
+            try:
+                self.on_start(job)
+            except Exception as exc:  # a listener's bug never costs the run
+                print(f"triage-agent serve: on_start: {exc}", file=sys.stderr, flush=True)
             try:
                 code, outcome, error = self.runner(job, lambda proc: self._register(job, proc))
             except Exception as exc:  # a runner bug costs one run, never the service

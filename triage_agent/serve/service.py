@@ -30,6 +30,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from triage_agent.chat import slack as slack_mod
 from triage_agent.serve import approvals, endpoints, followups, outcomes, runs, sessions, verify
 
 # run options that serve owns itself, or that make no sense without a person at a terminal
@@ -77,6 +78,7 @@ def build_parser():
     p.add_argument("--max-followups", type=int, default=followups.DEFAULT_MAX_FOLLOWUPS,
                    metavar="N", help="follow-up questions an operator may ask of one run "
                    "(needs --operators; default %(default)s)")
+    slack_mod.add_flags(p)
     return p
 
 
@@ -113,6 +115,10 @@ def parse(argv):
     args.token = _token(args)
     args.run = checked
     args.operator_list = _operators(args, checked)
+    try:
+        args.slack = slack_mod.load(args)
+    except slack_mod.SlackConfigError as exc:
+        raise ServeUsageError(str(exc)) from None
     return args, run_args
 
 
@@ -280,6 +286,25 @@ def sweep(store, stop, every=SWEEP_SECONDS):
                   flush=True)
 
 
+def start_slack(args, engine, service, store):
+    """Slack's side, hooked to the engine (runs start and end), the store (approvals change),
+    the follow-ups (asked from a thread, answered there) and the webhook (resolved alerts);
+    its Socket Mode connection started."""
+    slack = slack_mod.Slack(args.slack, outbox=engine.outbox, store=store,
+                            operators=args.operator_list, base_url=service.base_url)
+    bridge = slack.bridge
+    engine.on_start = lambda job: bridge.run_started(job.run_id, job.alert)
+    engine.on_outcome = slack_mod.also(engine.on_outcome, bridge.outcome)
+    if store is not None:
+        store.changed = slack_mod.also(store.changed, bridge.approval_changed)
+    service.on_resolved = bridge.resolved
+    service.slack = slack
+    if service.questions is not None:  # a mention in a thread is a follow-up; its answer posts
+        bridge.questions = service.questions
+        service.questions.ended = bridge.question_done
+    return slack.start()
+
+
 def main(argv):
     """Run the service until SIGTERM/SIGINT; returns the exit code."""
     try:
@@ -290,7 +315,8 @@ def main(argv):
     outbox = Path(args.outbox).resolve()
     on = args.operator_list is not None
     runner = runs.cli_runner(ceiling=args.ceiling, run_args=run_args, outbox=outbox,
-                             approval_ttl=args.approval_ttl if on else None)
+                             approval_ttl=args.approval_ttl if on else None,
+                             env=slack_mod.child_env() if args.slack else None)
     engine = runs.Engine(runner=runner, outbox=outbox, workers=args.workers,
                          queue_size=args.queue, dedup_seconds=args.dedup_seconds)
     forwarder = Forwarder(args.forward, engine) if args.forward else None
@@ -299,7 +325,8 @@ def main(argv):
     stop = threading.Event()  # set by SIGTERM/SIGINT; also ends the watches after approvals
     store, writer = approval_store(args, engine, stop) if on else (None, None)
     questions = followups.Questions(outbox, engine=engine, runner=followups.ask_runner(
-        outbox=outbox, run_args=run_args, approval_ttl=args.approval_ttl),
+        outbox=outbox, run_args=run_args, approval_ttl=args.approval_ttl,
+        env=slack_mod.child_env() if args.slack else None),
         max_followups=args.max_followups, revised=writer.revised,
         answered=followups.attach_answer(store, outbox)) if on else None
     service = endpoints.Service(engine, ceiling=args.ceiling, token=args.token,
@@ -312,6 +339,7 @@ def main(argv):
         return 2
     host, port = server.server_address[:2]
     service.base_url = (args.public_url or f"http://{host}:{port}").rstrip("/")
+    slack = start_slack(args, engine, service, store) if args.slack else None
     if store is not None:
         writer.base_url = service.base_url
         for record in store.recover():
@@ -337,6 +365,8 @@ def main(argv):
         store.join_watches(10)
     if forwarder:
         forwarder.close(args.drain_seconds)
+    if slack:
+        slack.close(min(args.drain_seconds, 10.0))
     server.shutdown()
     server.server_close()
     print("triage-agent serve: stopped", file=sys.stderr, flush=True)

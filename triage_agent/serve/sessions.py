@@ -1,7 +1,9 @@
 """Who may decide: the operators file, operator tokens, browser sessions and their CSRF tokens.
 
-    operators file   one operator a line, `NAME SHA256HEX` (the SHA-256 of that operator's
-                     token, hex); blank lines and `#` comments are skipped
+    operators file   one operator a line, `NAME SHA256HEX [slack:UXXXX]` (the SHA-256 of that
+                     operator's token, hex; optionally the operator's Slack user id, whose
+                     button clicks then decide as that operator); blank lines and `#`
+                     comments are skipped
     API              Authorization: Bearer OPERATOR_TOKEN on every request
     browser          POST /login with the token -> a session cookie (HttpOnly, SameSite=Strict,
                      Path=/, Max-Age, Secure when served over TLS); each page that POSTs carries
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 HEX = re.compile(r"^[0-9a-f]{64}$")
+SLACK = re.compile(r"^slack:([UW][A-Z0-9]{2,30})$")
 COOKIE = "triage_session"
 SESSION_SECONDS = 8 * 3600
 
@@ -36,8 +39,9 @@ def token_hash(token) -> str:
 class Operators:
     """NAME -> token hash, from the operators file."""
 
-    def __init__(self, hashes):
+    def __init__(self, hashes, slack=None):
         self.hashes = dict(hashes)
+        self.slack = dict(slack or {})   # Slack user id -> NAME
 
     @classmethod
     def load(cls, path):
@@ -47,22 +51,38 @@ class Operators:
         except (OSError, UnicodeDecodeError) as exc:
             raise OperatorsError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
                                  ) from None
-        hashes = {}
+        hashes, slack = {}, {}
         for number, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
             parts = line.split()
-            if len(parts) != 2 or not NAME.match(parts[0]) or not HEX.match(parts[1].lower()):
-                raise OperatorsError(f"line {number}: expected `NAME SHA256HEX` (a name of "
-                                     "letters, digits, '.', '_', '@' or '-', then the 64 hex "
-                                     "digits of the SHA-256 of that operator's token)")
+            if len(parts) not in (2, 3) or not NAME.match(parts[0]) or \
+                    not HEX.match(parts[1].lower()):
+                raise OperatorsError(f"line {number}: expected `NAME SHA256HEX` or "
+                                     "`NAME SHA256HEX slack:UXXXX` (a name of letters, digits, "
+                                     "'.', '_', '@' or '-', then the 64 hex digits of the "
+                                     "SHA-256 of that operator's token, then optionally the "
+                                     "operator's Slack user id)")
             if parts[0] in hashes:
                 raise OperatorsError(f"line {number}: operator {parts[0]} is named twice")
             hashes[parts[0]] = parts[1].lower()
+            if len(parts) == 3:
+                found = SLACK.match(parts[2])
+                if not found:
+                    raise OperatorsError(f"line {number}: {parts[2]!r} is not slack:USERID "
+                                         "(a Slack user id such as slack:U0123ABCD)")
+                if found.group(1) in slack:
+                    raise OperatorsError(f"line {number}: Slack user {found.group(1)} is "
+                                         f"already operator {slack[found.group(1)]}")
+                slack[found.group(1)] = parts[0]
         if not hashes:
             raise OperatorsError("no operator in the file: nobody could decide an approval")
-        return cls(hashes)
+        return cls(hashes, slack)
+
+    def name_for_slack(self, user_id):
+        """The operator whose Slack user id this is, or None."""
+        return self.slack.get(user_id) if isinstance(user_id, str) else None
 
     def name_for(self, token):
         """The operator whose token this is, or None."""
