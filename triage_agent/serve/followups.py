@@ -20,12 +20,11 @@ revised report goes into the outcome file (outcomes.OutcomeWriter.revised), whic
 import json
 import re
 import secrets
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from triage_agent.serve import outcomes
+from triage_agent.serve import outcomes, runs
 from triage_agent.serve.runs import RUN_ID, now_iso, write_atomically
 
 ID = re.compile(r"^q-[0-9a-f]{16}$")
@@ -210,16 +209,6 @@ def ask_runner(*, outbox, run_args, python=sys.executable, env=None, approval_tt
         if approval_ttl is not None:
             argv += ["--pending-approvals", str(base), "--approval-ttl", str(approval_ttl)]
         argv += ["--", str(base.with_suffix(".session.json")), record["question"]]
-        log_path = outbox / f"{record['run_id']}.question.{record['id']}.log"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=log, env=env, start_new_session=True)
-            register(proc)
-            out, _ = proc.communicate()
-        try:
-            return proc.returncode, json.loads(out), None
-        except ValueError:
-            tail = log_path.read_text(errors="replace")[-500:]
-            return proc.returncode, None, (f"the follow-up printed no outcome (exit "
-                                           f"{proc.returncode}): {tail.strip()}")
+        return runs.run_child(argv, env=env, register=register, what="the follow-up",
+                              log_path=outbox / f"{record['run_id']}.question.{record['id']}.log")
     return run

@@ -333,15 +333,22 @@ def cli_runner(*, ceiling, run_args, outbox, python=sys.executable, env=None,
                 "--session", str(base.with_suffix(".session.json")), *run_args]
         if approval_ttl is not None:
             argv += ["--pending-approvals", str(base), "--approval-ttl", str(approval_ttl)]
-        with open(base.with_suffix(".log"), "wb") as log:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=log, env=env, start_new_session=True)
-            register(proc)
-            out, _ = proc.communicate()
-        try:
-            return proc.returncode, json.loads(out), None
-        except ValueError:
-            tail = base.with_suffix(".log").read_text(errors="replace")[-500:]
-            return proc.returncode, None, f"the triage run printed no outcome (exit " \
-                                          f"{proc.returncode}): {tail.strip()}"
+        return run_child(argv, env=env, log_path=base.with_suffix(".log"), register=register,
+                         what="the triage run")
     return run
+
+
+def run_child(argv, *, env, log_path, register, what):
+    """(exit code, the --json outcome it printed or None, why not): one CLI child with no
+    terminal, in a session of its own (`register` lets a stop end it), stderr kept at log_path."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=log, env=env, start_new_session=True)
+        register(proc)
+        out, _ = proc.communicate()
+    try:
+        return proc.returncode, json.loads(out), None
+    except ValueError:
+        tail = log_path.read_text(errors="replace")[-500:]
+        return proc.returncode, None, (f"{what} printed no outcome (exit {proc.returncode}): "
+                                       f"{tail.strip()}")
