@@ -10,6 +10,7 @@ in the loop (triage_agent imports this package; it imports nothing from either p
                and the like (pairs.py)
     headers    Authorization values, Cookie / Set-Cookie headers, bearer/basic credentials
     keys       values of secret-named keys in every key/value syntax, .netrc (keys.py)
+    named      `value` beside a secret-named `name` (Kubernetes env in YAML or JSON; named.py)
     prose      `secret access key is ...`, random tokens beside a credential word (words.py)
     xml, mysql <password>value</password>; `mysql -pPASSWORD`
     shapes     long random-looking tokens anywhere, bare key-material lines (shapes.py), with
@@ -27,6 +28,7 @@ from .blocks import redact_blocks, redact_key_bodies
 from .files import redact_pgpass, redact_urls
 from .formats import MASK, redact_formats
 from .keys import credential_hits, is_secret_key, redact_assignments
+from .named import redact_named_values
 from .pairs import redact_pairs
 from .shapes import redact_standalone
 from .words import redact_headers, redact_mysql, redact_prose, redact_xml
@@ -45,6 +47,7 @@ def redact(text):
     text = redact_headers(text, lowered)  # before keys: `token: Bearer x` hides x, too
     lowered = text.lower() if lowered is not None else None
     text, left = redact_assignments(text, credential_hits(text, lowered))
+    text = redact_named_values(text)
     text = redact_prose(text, left)
     text = redact_mysql(redact_xml(text))
     return redact_standalone(text)

@@ -148,3 +148,33 @@ def test_a_bare_key_on_the_last_line_leaves_the_line_after_it():
     secret = word(RNG, 12)   # a value below its key, indented deeper, is still the value
     assert secret not in redact(f"config:\n  password:\n    {secret}\nready")
     assert secret not in redact(f"password:\n{secret}\n")   # one bare word: still the value
+
+
+# A value named by its sibling `name` (Kubernetes env as another MCP server prints it): the key
+# holding it is only `value`, so no key/value rule saw it.
+NAMED = ["env:\n- name: {k}\n  value: {v}\n- name: LOG_LEVEL\n  value: debug",
+         "        - name: {k}\n          value: \"{v}\"\n        - name: PORT\n          value: \"8080\"",
+         "name: {k}\nvalue: '{v}'",
+         '"env": [{{"name": "{k}", "value": "{v}"}}, {{"name": "LOG_LEVEL", "value": "debug"}}]',
+         '{{"spec": "{{\\"name\\": \\"{k}\\", \\"value\\": \\"{v}\\"}}"}}']
+
+
+@pytest.mark.parametrize("form", NAMED,
+                         ids=["yaml-item", "yaml-quoted", "yaml-map", "json", "json-escaped"])
+def test_a_value_named_secret_by_its_sibling_name_is_hidden(form):
+    key = RNG.choice(["DB_PASSWORD", "API_TOKEN", "STRIPE_SECRET_KEY", "clientSecret",
+                      "REDIS_PASS"])
+    value = word(RNG, 7).lower()   # a dictionary-like word: no random shape, no digit
+    ok, out = hidden(form.format(k=key, v=value), value)
+    assert ok, out
+    assert key in out and ("debug" in out or "8080" in out or "LOG_LEVEL" not in form)
+
+
+@pytest.mark.parametrize("text", [
+    "env:\n- name: LOG_LEVEL\n  value: debug\n- name: SECRET_NAME\n  value: ledger-tls",
+    '[{"name": "REPLICAS", "value": "3"}, {"name": "TOKEN_AUDIENCE_NAME", "value": "ledger"}]',
+    "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: ledger-db, key: password}",
+    "- name: DB_PASSWORD\n    value: elsewhere",   # not the item's own value: another indentation
+])
+def test_values_beside_names_that_are_not_secret_stay(text):
+    assert redact(text) == text
