@@ -228,11 +228,16 @@ def quote_in(quote, text) -> bool:
 
 
 def name_appears(name, corpus) -> bool:
-    """`name` occurs in `corpus` as a whole name (a longer name it is the prefix of counts)."""
+    """`name` occurs in `corpus` as a whole name (a longer name it is the prefix of counts), or
+    in a group as a shell expands it: `web-5f6b7c8d9b-{ngmcc,q2w3e}` names web-5f6b7c8d9b-ngmcc."""
     if not name:
         return False
     pattern = rf"(?<![A-Za-z0-9_.-]){re.escape(name)}(?![A-Za-z0-9_])"
-    return re.search(pattern, corpus) is not None
+    if re.search(pattern, corpus):
+        return True
+    head, _, last = name.rpartition("-")
+    groups = re.finditer(rf"(?<![A-Za-z0-9_.-]){re.escape(head)}-\{{([^{{}}\s]*)\}}", corpus) if head else ()
+    return any(last in group.group(1).split(",") for group in groups)
 
 
 # --- text -------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""describe_pod's identity, pull-credential and DNS lines: what the kubelet uses to start the pod.
+"""describe_pod's identity, pull-credential, DNS and scheduling lines: what the kubelet uses to
+start the pod. Those at their defaults are named together on one line (setting_lines):
 
     service_account ledger (token automount: default)
     image_pull_secrets pod: none; service account ledger: none: the kubelet pulls these images without registry credentials (unless the node has its own)
     image_pull_secret corp-registry (from the pod): exists: not checked (no tool reads Secrets, not even their names); no FailedToRetrieveImagePullSecret event about this pod
     dns policy=None nameservers=8.8.8.8 searches=corp.example.com options=ndots:2: the pod does not use the cluster DNS ...
+    defaults no node selector, default tolerations, no priority class
 
 Pull secrets are Secrets: no tool reads them, not even their metadata (the agent's RBAC grants
 no Secrets, and the proxy refuses every secrets path). Whether one exists is told by the kubelet
@@ -14,6 +16,7 @@ only when the pod is created without any of its own; a pod created before the Se
 got them keeps none, so the pod's list is the one its pulls use.
 """
 
+from mcp_kubectl_server.digests.scheduling import pod_lines as scheduling_lines
 from mcp_kubectl_server.digests.text import one_line
 
 MISSING_REASON = "FailedToRetrieveImagePullSecret"
@@ -111,3 +114,36 @@ def dns_line(spec):
     if policy == "ClusterFirst" and spec.get("hostNetwork"):
         meaning = "on the host network ClusterFirst falls back to the node's resolv.conf (Default)"
     return " ".join(words) + (f": {meaning}" if meaning else "")
+
+
+# Settings at their defaults are named together on one `defaults` line, not a line each.
+DEFAULT_SETTINGS = {"service_account default (token automount: default)": "service account default",
+                    "dns policy=ClusterFirst": "dns ClusterFirst",
+                    "scheduling node selector: none": "no node selector",
+                    "scheduling tolerations: none": "no tolerations",
+                    "scheduling priority class: none": "no priority class",
+                    "scheduling priority class: none (priority 0)": "no priority class",
+                    "scheduling priority class: none (priority 0, preemption policy PreemptLowerPriority)":
+                        "no priority class"}
+# The tolerations the DefaultTolerationSeconds admission plugin adds to every pod.
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
+                       "node.kubernetes.io/unreachable:NoExecute op=Exists for 300s")
+
+
+def setting_lines(pod, account, account_error, events, nodes, nodes_error):
+    """The service account, pull secret, DNS and scheduling lines that say something, then one
+    `defaults` line naming those at their defaults. The placement is on the `node` line already."""
+    lines, defaults = [], []
+    for line in [service_account_line(pod, account, account_error=account_error),
+                 *pull_secret_lines(pod, account, account_error=account_error, events=events),
+                 dns_line(pod.get("spec") or {}), *scheduling_lines(pod, nodes, nodes_error=nodes_error)]:
+        tolerations = line.removeprefix("scheduling tolerations: ").split(", ")
+        if line in DEFAULT_SETTINGS:
+            defaults.append(DEFAULT_SETTINGS[line])
+        elif line == f"image_pull_secrets pod: none; service account {service_account_name(pod)}: none":
+            defaults.append("no pull secrets")
+        elif line.startswith("scheduling tolerations: ") and set(tolerations) <= set(DEFAULT_TOLERATIONS):
+            defaults.append("default tolerations")
+        elif not line.startswith("scheduling assigned node: "):  # the node and condition lines say it
+            lines.append(line)
+    return lines + ([f"defaults {', '.join(defaults)}"] if defaults else [])

@@ -3,15 +3,16 @@
 get_pods says each thing once. A pod that is not healthy or has restarted gets its own line
 (unhealthy first); of pods of one owner in the same state the first says the state and the
 others "(state as above)", and a message never repeats the pod or container its line names (the
-kubelet's back-off message carries both). Healthy pods (Running with every container ready and
+kubelet's back-off message carries both; its plain "back-off 5m0s restarting failed" says no
+more than CrashLoopBackOff and is left out). Healthy pods (Running with every container ready and
 no restarts, or Succeeded) are counted by owner, one line each, with the youngest age first
 and naming them (with their own ages when those differ) only when few:
 
     pods in namespace prod: 5 total, 2 not healthy (listed first)
     checkout-6f8d-x7k2p phase=Running ready=0/1 restarts=47 container=checkout state=waiting ...
     checkout-6f8d-m4q9z phase=Running ready=0/1 restarts=45 (state as above) node=node-c age=4h
-    healthy (Running, all containers ready, no restarts), by owner:
-    frontend-74b9: 3 pods age=6d nodes=node-a,node-b,node-c: frontend-74b9-7wlqb ...
+    healthy (Running, all containers ready, no restarts):
+    frontend-74b9: 3 pods age=6d nodes=node-a,node-b,node-c: frontend-74b9-{7wlqb,d4t6m,lzbqm}
 
 describe_pod's digest is pod_detail.py; events are events.py; the shared text helpers text.py.
 """
@@ -26,8 +27,10 @@ POD_LINES_MAX = 200
 POD_BYTES_MAX = 16 * 1024
 NAMES_MAX = 3   # a healthy owner's pods are named up to this many, else only counted
 NODES_MAX = 3   # likewise the nodes they run on
-SETTLED = {"Running": "healthy (Running, all containers ready, no restarts), by owner:",
-           "Succeeded": "completed (Succeeded), by owner:"}
+SETTLED = {"Running": "healthy (Running, all containers ready, no restarts):",
+           "Succeeded": "completed (Succeeded):"}
+# The kubelet's message for a container in CrashLoopBackOff says no more than that reason does.
+ROUTINE_BACK_OFF = re.compile(r"back-off \S+ restarting failed")
 
 
 def state_words(state):
@@ -98,6 +101,7 @@ def _problem_words(pod):
         label = "init_container" if picked.get("name") in inits else "container"
         words.append(f"{label}={picked.get('name', '?')} state={kind or 'unknown'}")
         message = unsaid(message, (pod.get("metadata") or {}).get("name", "?"), picked.get("name", "?"))
+        message = "" if ROUTINE_BACK_OFF.fullmatch(message) else message
         words += kv("reason", reason) + kv("exit_code", code) + kv("message", message, quote=160, keep_end=True)
     elif not status.get("reason"):
         for cond in status.get("conditions") or []:
@@ -193,7 +197,7 @@ def _counted_lines(pods, now):
     for (phase, name), group in sorted(groups.items()):
         if phase not in phases:
             phases.add(phase)
-            lines.append((SETTLED.get(phase, f"{phase}, by owner:"), []))
+            lines.append((SETTLED.get(phase, f"{phase}:"), []))
         # youngest first: a pod that just replaced another shows at the head of the range
         made = sorted(((p.get("metadata") or {}).get("creationTimestamp") or "",
                        (p.get("metadata") or {}).get("name", "?")) for p in group)[::-1]
@@ -203,10 +207,18 @@ def _counted_lines(pods, now):
         words = [f"{name}: {len(group)} pod{'s' * (len(group) > 1)}",
                  f"age={spread[0]}" if len(spread) == 1 else f"ages={spread[0]}..{spread[-1]}",
                  f"nodes={','.join(nodes)}" if len(nodes) <= NODES_MAX else f"nodes={len(nodes)}"]
-        names = [pod if len(spread) == 1 else f"{pod}({ages[pod]})" for pod in sorted(ages)]
-        line = " ".join(words) + (": " + " ".join(names) if len(names) <= NAMES_MAX else "")
+        line = " ".join(words) + (": " + _names(name, ages, len(spread) == 1) if len(ages) <= NAMES_MAX else "")
         lines.append((one_line(line, 1000), group))
     return lines
+
+
+def _names(owner_name, ages, same_age):
+    """The pods' names: `OWNER-{a,b}` (as a shell expands it) when they share their owner's name
+    and age, else each whole (with its age when ages differ)."""
+    names = sorted(ages)
+    if same_age and len(names) > 1 and all(n.startswith(owner_name + "-") for n in names):
+        return f"{owner_name}-{{{','.join(n[len(owner_name) + 1:] for n in names)}}}"
+    return " ".join(pod if same_age else f"{pod}({ages[pod]})" for pod in names)
 
 
 def pods_digest(pod_list, *, namespace, selector=None, now=None):

@@ -41,7 +41,7 @@ TOOLS = [
          "reason (Evicted) and message, the current waiting/terminated reason and message, the last "
          "termination reason and exit code, node, age; unhealthy pods come first, and the pods of one "
          "owner in the same state say it once (\"(state as above)\"). Healthy pods are counted by "
-         "owner (ReplicaSet, Job, ...), named when few. Start an investigation here. Large namespaces "
+         "owner (ReplicaSet, Job, ...), named when few (OWNER-{a,b} names OWNER-a and OWNER-b). Start an investigation here. Large namespaces "
          "are cut off; narrow them with a label selector (e.g. app=checkout). Use describe_pod for one "
          "pod's full detail.",
          {"namespace": NAMESPACE,
@@ -57,7 +57,9 @@ TOOLS = [
          "they mount, its service account, the image pull secrets the pod and its ServiceAccount name "
          "(by name: Secrets are never read; a missing one shows as the kubelet's "
          "FailedToRetrieveImagePullSecret event), its DNS policy and config, its priority class, "
-         "priority and preemption policy, and the pod's recent events. It already includes the "
+         "priority and preemption policy, and the pod's recent events. Each is said once: settings at "
+         "their defaults together on a `defaults` line, a message an event carries in that event. "
+         "It already includes the "
          "pod's events, so get_events is not needed after it.",
          {"namespace": NAMESPACE, "name": POD}, ("namespace", "name")),
     Tool("get_events", "Namespace events",

@@ -205,6 +205,19 @@ def test_invented_affected_name_is_rejected_but_a_name_prefix_of_a_pod_is_not():
     ]
 
 
+def test_a_pod_named_in_a_shell_style_group_is_grounded_and_one_outside_it_is_not():
+    # get_pods names healthy pods of one owner as OWNER-{a,b,c}
+    results = {"toolu_01": "frontend-74b9c5d6f8: 3 pods age=6d nodes=node-a: frontend-74b9c5d6f8-{7wlqb,d4t6m,lzbqm}"}
+    report = {"evidence": [], "summary": "frontend-74b9c5d6f8-d4t6m and frontend-74b9c5d6f8-zzzzz",
+              "affected": [{"kind": "Pod", "namespace": "prod", "name": name}
+                           for name in ("frontend-74b9c5d6f8-lzbqm", "frontend-74b9c5d6f8-bbbbb",
+                                        "xfrontend-74b9c5d6f8-7wlqb")]}
+    assert check_grounding(report, results) == [
+        "affected[1]: name 'frontend-74b9c5d6f8-bbbbb' does not appear in any tool result",
+        "affected[2]: name 'xfrontend-74b9c5d6f8-7wlqb' does not appear in any tool result",
+        "summary: name 'frontend-74b9c5d6f8-zzzzz' does not appear in any tool result"]
+
+
 def test_invented_generated_names_in_free_text_are_named_by_field():
     report = good_report()
     report["summary"] += " Pod checkout-6f8d9c7b5d-zz7kq restarted."

@@ -27,10 +27,11 @@ def test_describe_pod_shows_pull_credentials_and_never_reads_a_secret(serve):
     assert "service_account ledger (token automount: default)" in lines(text)
     summary = next(ln for ln in lines(text) if ln.startswith("image_pull_secrets "))
     assert summary.startswith("image_pull_secrets pod: none; service account ledger: none: the kubelet pulls")
+    # the kubelet's pull error is said once: in the event that carries it, which the state names
     state = next(ln for ln in lines(text) if ln.startswith("container ledger state="))
-    assert state.endswith('401 Unauthorized"')
+    assert state.endswith('reason=ErrImagePull message="(as in the Failed event below)"')
     event = next(ln for ln in lines(text) if ln.startswith("event ") and "Failed to pull image" in ln)
-    assert event.endswith("401 Unauthorized")
+    assert event.endswith("401 Unauthorized") and text.count("failed to fetch oauth token") == 1
     pods, _ = server.call("get_pods", {"namespace": "prod"})
     assert next(ln for ln in lines(pods) if ln.startswith(PULL)).count("401 Unauthorized") == 1
     billing = json.loads(subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig, "get", "pods", "-n", "prod",

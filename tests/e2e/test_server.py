@@ -63,7 +63,7 @@ def test_crashloop_every_tool(shared_serve):
         assert fact in line
     described = ok(server, "describe_pod", {"namespace": "prod", "name": "checkout-6f8d9c7b5d-x7k2p"})
     for fact in ("owner ReplicaSet/checkout-6f8d9c7b5d -> Deployment/checkout",
-                 "container checkout env DB_PASSWORD (literal value, not shown)",
+                 "container checkout env LOG_LEVEL, DB_PASSWORD (literal values, not shown)",
                  "container checkout env PAYMENT_API_KEY from secret payment-credentials key api-key",
                  "container checkout last_state=terminated reason=Error exit_code=1",
                  "Warning BackOff count="):   # the pod's own events: its name is not repeated

@@ -50,12 +50,12 @@ def test_pod_lines_unhealthy_first_with_reasons():
     lines = text.splitlines()
     assert lines[0] == "pods in namespace prod: 3 total, 2 not healthy (listed first)"
     assert lines[1] == ('checkout-6f8d9c7b5d-x7k2p phase=Running ready=0/1 restarts=47 container=app '
-                        'state=waiting reason=CrashLoopBackOff message="back-off 5m0s restarting failed" '
+                        'state=waiting reason=CrashLoopBackOff '   # the plain back-off message says no more
                         'last_state=terminated last_reason=Error last_exit_code=1 node=node-a age=3h')
     assert lines[2] == ('reports-7c9d8b6f5-q2w3e phase=Pending ready=0/1 restarts=0 condition=PodScheduled '
                         'reason=Unschedulable message="0/3 nodes are available: 3 Insufficient memory." '
                         'node=none age=3h')
-    assert lines[3:] == ["healthy (Running, all containers ready, no restarts), by owner:",
+    assert lines[3:] == ["healthy (Running, all containers ready, no restarts):",
                          "frontend-5f6b7c8d9b: 1 pod age=2d4h nodes=node-a: frontend-5f6b7c8d9b-ngmcc"]
 
 
@@ -73,7 +73,7 @@ def test_pods_of_one_owner_in_one_state_say_it_once_the_most_restarted_first():
                       last={"terminated": {"reason": "OOMKilled", "exitCode": 137}}),
              crashing("cart-7c8d9b6f5-ddddd", 4)]
     lines = pods_digest(pods(*items), namespace="prod", now=NOW).splitlines()
-    assert lines[1].startswith("cart-7c8d9b6f5-ddddd ") and 'message="back-off 5m0s restarting failed"' in lines[1]
+    assert lines[1].startswith("cart-7c8d9b6f5-ddddd ") and "reason=CrashLoopBackOff" in lines[1]
     assert lines[2].startswith("checkout-6f8d9c7b5d-bbbbb phase=Running ready=0/1 restarts=9 container=app "
                                "state=waiting reason=CrashLoopBackOff")
     assert lines[3] == ("checkout-6f8d9c7b5d-aaaaa phase=Running ready=0/1 restarts=3 (state as above) "
@@ -82,7 +82,8 @@ def test_pods_of_one_owner_in_one_state_say_it_once_the_most_restarted_first():
     assert lines[4].startswith("checkout-6f8d9c7b5d-ccccc phase=Running ready=1/1 restarts=2 ")
     assert "last_reason=OOMKilled" in lines[4] and len(lines) == 5
     text = "\n".join(lines)
-    assert "pod=" not in text and text.count("back-off 5m0s") == 2   # once for each owner
+    assert "pod=" not in text and text.count("reason=CrashLoopBackOff") == 2   # once for each owner
+    assert "back-off 5m0s" not in text   # the kubelet's plain back-off message says no more than the reason
 
 
 def test_a_different_state_in_one_owner_is_said_again():
@@ -104,12 +105,11 @@ def test_healthy_pods_are_counted_by_owner_and_named_only_when_few():
     lines = pods_digest(pods(*few, *many, bare, done), namespace="prod", now=NOW).splitlines()
     assert lines == [
         "pods in namespace prod: 45 total, 0 not healthy",
-        "healthy (Running, all containers ready, no restarts), by owner:",
+        "healthy (Running, all containers ready, no restarts):",
         "(no owner): 1 pod age=1h nodes=node-a: debug-shell",
         "api-6c7d8e9f0a: 40 pods age=3h nodes=5",
-        "web-5f6b7c8d9b: 3 pods age=3h nodes=node-a,node-b,node-c: "
-        "web-5f6b7c8d9b-a web-5f6b7c8d9b-b web-5f6b7c8d9b-c",
-        "completed (Succeeded), by owner:",
+        "web-5f6b7c8d9b: 3 pods age=3h nodes=node-a,node-b,node-c: web-5f6b7c8d9b-{a,b,c}",
+        "completed (Succeeded):",
         "report-1: 1 pod age=3h nodes=node-a: report-1-xyz"]
 
 
@@ -154,13 +154,11 @@ def test_describe_lists_env_names_never_values():
     assert "hunter2" not in text
     lines = text.splitlines()
     for expected in [
-        "pod prod/checkout-6f8d9c7b5d-x7k2p phase=Running qos=Burstable created=2026-11-29T09:00:00Z "
-        "started=2026-11-29T09:00:00Z",
+        # started when it was created: no started= (a pod that waited a minute or more says it)
+        "pod prod/checkout-6f8d9c7b5d-x7k2p phase=Running qos=Burstable created=2026-11-29T09:00:00Z",
         "node node-a",
         "owner ReplicaSet/checkout-6f8d9c7b5d -> Deployment/checkout",
-        "container app image=registry.example.com/shop/app:v1",
-        "container app requests cpu=100m memory=128Mi",
-        "container app limits memory=256Mi",
+        "container app image=registry.example.com/shop/app:v1 requests cpu=100m memory=128Mi limits memory=256Mi",
         "container app liveness_probe http-get http://:8080/healthz delay=0s timeout=1s period=10s failure_threshold=3",
         "container app env DB_PASSWORD (literal value, not shown)",
         "container app env PAYMENT_KEY from secret payments key api-key",
@@ -172,6 +170,35 @@ def test_describe_lists_env_names_never_values():
         "event 2026-11-29T11:59:00Z Warning BackOff count=300: Back-off restarting failed container app",
     ]:
         assert expected in lines, expected
+
+
+def test_describe_says_each_thing_once():
+    pod = make_pod("checkout-6f8d9c7b5d-x7k2p", ready=False, labels={"app": "checkout", "pod-template-hash": "6f8d9c7b5d"},
+                   conditions=[{"type": "PodScheduled", "status": "True"}, {"type": "Initialized", "status": "True"},
+                               {"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+                                "message": "containers with unready status: [app]"},
+                               {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady",
+                                "message": "containers with unready status: [app]"}])
+    pod["status"]["startTime"] = "2026-11-29T09:05:00Z"   # it waited five minutes to start: said
+    pod["status"]["containerStatuses"][0]["imageID"] = (
+        "registry.example.com/shop/app@sha256:e11fb29f9cb2f76572e659656e4131867f8e8882661bcc8b51982a05647527d8")
+    routine = [{"type": "Normal", "reason": reason, "count": count, "lastTimestamp": f"2026-11-29T11:5{i}:00Z",
+                "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"]}, "message": f"{reason} it"}
+               for i, (reason, count) in enumerate([("Pulled", 47), ("Created", 48), ("Started", 48)])]
+    killing = {"type": "Normal", "reason": "Killing", "lastTimestamp": "2026-11-29T11:58:00Z",
+               "involvedObject": {"kind": "Pod", "name": pod["metadata"]["name"]},
+               "message": "Container app failed liveness probe, will be restarted"}
+    lines = describe_digest(pod, owners=["ReplicaSet/checkout-6f8d9c7b5d", "Deployment/checkout"],
+                            events=[*routine, killing]).splitlines()
+    assert lines[0].endswith("created=2026-11-29T09:00:00Z started=2026-11-29T09:05:00Z")
+    assert "labels app=checkout" in lines   # the template hash is in the owner's name
+    assert not any(ln.startswith("conditions ") for ln in lines)   # PodScheduled and Initialized: implied
+    assert 'condition Ready=False reason=ContainersNotReady message="containers with unready status: [app]"' in lines
+    assert "condition ContainersReady=False (as Ready)" in lines
+    assert "container app ready=false restarts=0 image_id=sha256:e11fb29f9cb2" in lines
+    assert lines[-2:] == [
+        "events start-up: Pulled x47, Created x48, Started x48",
+        "event 2026-11-29T11:58:00Z Normal Killing count=1: Container app failed liveness probe, will be restarted"]
 
 
 def test_describe_pending_pod_without_statuses():

@@ -101,8 +101,28 @@ def test_describe_shows_identity_dns_and_preemption_of_a_healthy_pod():
     text = _describe(pod(serviceAccountName="ledger", priorityClassName="critical", priority=100000,
                          preemptionPolicy="Never", nodeName="node-a"))
     assert "service_account ledger (token automount: default)" in text.splitlines()
-    assert "dns policy=ClusterFirst" in text.splitlines()
     assert "scheduling priority class: critical (priority 100000, preemption policy Never)" in text
+    # what is at its default is named once, together, not a line each
+    assert "defaults no pull secrets, dns ClusterFirst, no node selector, no tolerations" in text.splitlines()
+    assert not any(ln.startswith(("dns ", "image_pull_secrets ", "scheduling node selector")) for ln in text.splitlines())
+
+
+def test_describe_says_a_setting_off_its_default_on_its_own_line():
+    text = _describe(pod(dnsPolicy="Default", nodeSelector={"disktype": "ssd"}, nodeName="node-a",
+                         tolerations=[{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                       "effect": "NoExecute", "tolerationSeconds": 300},
+                                      {"key": "dedicated", "value": "mail", "effect": "NoSchedule"}]))
+    lines = text.splitlines()
+    assert next(ln for ln in lines if ln.startswith("dns policy=Default: the pod resolves names like its node"))
+    assert "scheduling node selector: disktype=ssd" in lines
+    assert ("scheduling tolerations: node.kubernetes.io/not-ready:NoExecute op=Exists for 300s, "
+            "dedicated=mail:NoSchedule") in lines
+    assert "defaults service account default, no pull secrets, no priority class" in lines
+    assert not any("assigned node" in ln for ln in lines)   # the node line says it
+    default_only = _describe(pod(nodeName="node-a", tolerations=[
+        {"key": f"node.kubernetes.io/{key}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for key in ("not-ready", "unreachable")]))
+    assert any(ln.startswith("defaults ") and ", default tolerations," in ln for ln in default_only.splitlines())
 
 
 def test_describe_keeps_the_end_of_a_long_waiting_message_and_event():
@@ -112,12 +132,15 @@ def test_describe_keeps_the_end_of_a_long_waiting_message_and_event():
          "state": {"waiting": {"reason": "ErrImagePull", "message": PULL_ERROR.split(": ", 1)[1]}}}]}
     event = {"type": "Warning", "reason": "Failed", "message": PULL_ERROR, "count": 8,
              "involvedObject": {"kind": "Pod", "name": "ledger-1"}, "lastTimestamp": "2026-11-29T11:58:00Z"}
-    text = _describe(broken, [event])
-    state = next(ln for ln in text.splitlines() if ln.startswith("container ledger state=waiting"))
+    alone = _describe(broken)   # no event: the state line says it all
+    state = next(ln for ln in alone.splitlines() if ln.startswith("container ledger state=waiting"))
     assert state.endswith('401 Unauthorized"')
     assert "failed to pull and unpack image" in state  # the whole message fits: nothing cut
+    text = _describe(broken, [event])   # the event says it (its quotes aside): said there only
+    state = next(ln for ln in text.splitlines() if ln.startswith("container ledger state=waiting"))
+    assert state.endswith('message="(as in the Failed event below)"')
     line = next(ln for ln in text.splitlines() if ln.startswith("event ") and "Failed" in ln)
-    assert line.endswith("401 Unauthorized")
+    assert line.endswith("401 Unauthorized") and text.count("failed to pull and unpack image") == 1
 
 
 def test_a_message_too_long_even_so_is_cut_in_the_middle_after_redaction():

@@ -153,7 +153,8 @@ def test_missing_targets_are_clear_errors(sims):
 
 def test_get_logs_keeps_the_newest_lines_and_counts_the_older_ones_left_out(sims):
     listed = call(sims, "log-needle", tool="get_pods", selector="app=ledger")
-    pod = listed.splitlines()[-1].split(": ")[-1].split()[0]   # healthy pods are named by owner
+    group = listed.splitlines()[-1].split(": ")[-1]   # healthy pods are named by owner: OWNER-{a,b}
+    pod = group.split("{")[0] + group.split("{")[1].split(",")[0]
     text = call(sims, "log-needle", tool="get_logs", name=pod, tail=1000, timestamps=True)
     head, lines = text.splitlines()[0], text.splitlines()[1:-1]
     kept = int(head.split()[1])
