@@ -13,6 +13,7 @@ then the most recently seen, so a rare new error is not buried under a frequent 
 
 import re
 from datetime import datetime, timezone
+from itertools import accumulate
 
 from mcp_kubectl_server.digests.text import format_time, one_line
 
@@ -32,11 +33,17 @@ _HTTP_5XX = re.compile(r"(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b"
                        r"|(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+(?: HTTP/[\d.]+\"?)? 5\d\d\b", re.I)
 _EXIT = re.compile(r"exit(?:ed)?(?: with)? (?:code|status) [1-9]", re.I)
 _FRAME = re.compile(r"\s+(?:at [\w.$<>]+\(|File \")")
-# Where in a whole block those shapes may be (over-approximate: each line found is checked
-# again): marks and a status-like number (5 and two digits after a space, =, : or a quote) found
-# with str.find, which is many times faster here than any regex the matcher runs over a block.
-_MARKS = ("exit", "  at ", "\tat ", '  file "')
-_BEFORE_STATUS = (" 5", "=5", ":5", '"5')
+# The block search (trouble_starts) looks for needles over the whole lowered block with
+# str.find, in C; a needle is a part of one or more words (a line holding the word holds the
+# needle, and each line found is checked again), so words that share a rare part cost one pass:
+# "kill" for oomkill and killed, "deadl" for deadline exceeded and deadlock.
+_NEEDLES = ("kill", "deadl") + tuple(w for w in TROUBLE_WORDS if "kill" not in w and "deadl" not in w) \
+    + ("exit", "\x1b")  # an escape sequence may split a word (the table sees the line without it)
+# Where in a block the other shapes may be: a frame's "at x(" or 'File "' after a space, a status
+# (5 and two digits, not followed by a letter or digit) after what _HTTP_5XX allows before it;
+# each regex starts with a literal, which the matcher looks for in C before trying the rest.
+_BLOCK_FRAMES = (re.compile(r"at (?<=\sat )[\w.$<>]+\("), re.compile(r'file "(?<=\sfile ")'))
+_BLOCK_STATUS = re.compile(r'5\d\d(?!\w)(?<=[\s=:_"sepſ]5\d\d)')
 
 
 def looks_like_trouble(line):
@@ -53,13 +60,14 @@ def looks_like_trouble(line):
     return line[:1] in (" ", "\t") and _FRAME.match(line) is not None
 
 
+# (pattern, placeholder, a character every match holds: a line without it is not searched)
 _MASKS = [
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b|\b0x[0-9a-fA-F]+\b"), "<hex>"),
-    (re.compile(r"\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)\b"), "<dur>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>"),
+    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>", ":"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>", "-"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>", "."),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b|\b0x[0-9a-fA-F]+\b"), "<hex>", ""),
+    (re.compile(r"\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)\b"), "<dur>", ""),
+    (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>", ""),
 ]
 _SEVERITY = [(re.compile(r"\b(?:fatal|panic|panicked|critical|oom|out of memory|segfault)\b", re.I), 0),
              (re.compile(r"\b(?:error|err|exception|fail|failed|failure|traceback|denied|refused)\b", re.I), 1),
@@ -69,8 +77,9 @@ _SEVERITY = [(re.compile(r"\b(?:fatal|panic|panicked|critical|oom|out of memory|
 def shape_of(line):
     """The line with its variable parts masked, squeezed onto one line and cut."""
     text = line
-    for pattern, placeholder in _MASKS:
-        text = pattern.sub(placeholder, text)
+    for pattern, placeholder, needs in _MASKS:
+        if needs in text:
+            text = pattern.sub(placeholder, text)
     return " ".join(text.split())[:SHAPE_CHARS]
 
 
@@ -79,22 +88,22 @@ def severity(shape):
 
 
 def trouble_starts(text):
-    """The offsets of the lines of a block (lines joined by newlines) that may be trouble: the
-    word tests of looks_like_trouble run over the whole lowered block (str.find, in C)."""
-    low, starts = text.lower(), set()
-    for word in TROUBLE_WORDS + _MARKS:
-        at = low.find(word)
+    """The offsets of the lines of a block (lines joined by newlines) that may be trouble: every
+    line whose text, or whose text after its first space (a kubelet stamp), looks_like_trouble
+    accepts, and some more. The tests run over the whole lowered block."""
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer: offsets would not match
+        return list(accumulate((len(line) + 1 for line in text.split("\n")[:-1]), initial=0))
+    starts = set()
+    for needle in _NEEDLES:
+        at = low.find(needle)
         while at >= 0:
             starts.add(low.rfind("\n", 0, at) + 1)
             end = low.find("\n", at)
-            at = low.find(word, end) if end >= 0 else -1
-    for mark in _BEFORE_STATUS:
-        at = text.find(mark)
-        while at >= 0:
-            number = text[at + 2:at + 4]
-            if len(number) == 2 and number.isdigit() and not text[at + 4:at + 5].isalnum():
-                starts.add(text.rfind("\n", 0, at) + 1)
-            at = text.find(mark, at + 2)
+            at = low.find(needle, end) if end >= 0 else -1
+    for pattern in _BLOCK_FRAMES + (_BLOCK_STATUS,):
+        for match in pattern.finditer(low):
+            starts.add(low.rfind("\n", 0, match.start()) + 1)
     return sorted(starts)
 
 
