@@ -13,7 +13,6 @@ then the most recently seen, so a rare new error is not buried under a frequent 
 
 import re
 from datetime import datetime, timezone
-from itertools import accumulate
 
 from mcp_kubectl_server.digests.text import format_time, one_line
 
@@ -33,17 +32,22 @@ _HTTP_5XX = re.compile(r"(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b"
                        r"|(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+(?: HTTP/[\d.]+\"?)? 5\d\d\b", re.I)
 _EXIT = re.compile(r"exit(?:ed)?(?: with)? (?:code|status) [1-9]", re.I)
 _FRAME = re.compile(r"\s+(?:at [\w.$<>]+\(|File \")")
-# The block search (trouble_starts) looks for needles over the whole lowered block with
-# str.find, in C; a needle is a part of one or more words (a line holding the word holds the
-# needle, and each line found is checked again), so words that share a rare part cost one pass:
-# "kill" for oomkill and killed, "deadl" for deadline exceeded and deadlock.
-_NEEDLES = ("kill", "deadl") + tuple(w for w in TROUBLE_WORDS if "kill" not in w and "deadl" not in w) \
-    + ("exit", "\x1b")  # an escape sequence may split a word (the table sees the line without it)
-# Where in a block the other shapes may be: a frame's "at x(" or 'File "' after a space, a status
-# (5 and two digits, not followed by a letter or digit) after what _HTTP_5XX allows before it;
-# each regex starts with a literal, which the matcher looks for in C before trying the rest.
-_BLOCK_FRAMES = (re.compile(r"at (?<=\sat )[\w.$<>]+\("), re.compile(r'file "(?<=\sfile ")'))
-_BLOCK_STATUS = re.compile(r'5\d\d(?!\w)(?<=[\s=:_"sepſ]5\d\d)')
+# The block search (trouble_rows) looks for needles with bytes.find, in C, over the lowered block
+# packed to the bytes needles are made of (letters, space, escape; newlines kept, to count lines
+# by): about half of a log's bytes. A needle is a part of one or more words (a line holding the
+# word holds the needle, and each line found is checked again), so words that share a rare part
+# cost one pass. x509 has digits: it is looked for with the shapes below.
+_PACK_DROP = bytes(sorted(set(range(256)) - set(b"abcdefghijklmnopqrstuvwxyz \x1b\n")))
+_SHARED = ("kill", "deadl")  # oomkill and killed; deadline exceeded and deadlock
+_NEEDLES = tuple(word.encode() for word in _SHARED + tuple(
+    w for w in TROUBLE_WORDS if w != "x509" and not any(part in w for part in _SHARED))) \
+    + (b"exit", b"\x1b")  # an escape sequence may split a word (the table sees the line without it)
+# Where in a block the other shapes may be (over the lowered block itself): x509, a frame's "at
+# x(" or 'File "' after a space, a status (5 and two digits, not followed by a letter or digit)
+# after what _HTTP_5XX allows before it; each regex starts with a literal, which the matcher
+# looks for in C before trying the rest.
+_BLOCK_SHAPES = (re.compile("x509"), re.compile(r"at (?<=\sat )[\w.$<>]+\("), re.compile(r'file "(?<=\sfile ")'),
+                 re.compile(r'5\d\d(?!\w)(?<=[\s=:_"sepſ]5\d\d)'))
 
 
 def looks_like_trouble(line):
@@ -87,24 +91,32 @@ def severity(shape):
     return next((rank for pattern, rank in _SEVERITY if pattern.search(shape)), 2)
 
 
-def trouble_starts(text):
-    """The offsets of the lines of a block (lines joined by newlines) that may be trouble: every
-    line whose text, or whose text after its first space (a kubelet stamp), looks_like_trouble
-    accepts, and some more. The tests run over the whole lowered block."""
+def trouble_rows(text):
+    """The indices of the lines of a block (lines joined by newlines) that may be trouble, in
+    order: every line whose text, or whose text after its first space (a kubelet stamp),
+    looks_like_trouble accepts, and some more."""
     low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer: offsets would not match
-        return list(accumulate((len(line) + 1 for line in text.split("\n")[:-1]), initial=0))
-    starts = set()
+    packed = low.encode("utf-8", "replace").translate(None, _PACK_DROP)  # other letters' bytes dropped too
+    hits = []
     for needle in _NEEDLES:
-        at = low.find(needle)
+        at = packed.find(needle)
         while at >= 0:
-            starts.add(low.rfind("\n", 0, at) + 1)
-            end = low.find("\n", at)
-            at = low.find(needle, end) if end >= 0 else -1
-    for pattern in _BLOCK_FRAMES + (_BLOCK_STATUS,):
-        for match in pattern.finditer(low):
-            starts.add(low.rfind("\n", 0, match.start()) + 1)
-    return sorted(starts)
+            hits.append(at)
+            end = packed.find(b"\n", at)
+            at = packed.find(needle, end) if end >= 0 else -1
+    rows = set(_rows_of(packed, hits, b"\n"))
+    rows.update(_rows_of(low, [match.start() for pattern in _BLOCK_SHAPES for match in pattern.finditer(low)], "\n"))
+    return sorted(rows)
+
+
+def _rows_of(text, offsets, newline):
+    """The line index of each of `offsets` in `text` (counted once over the text, in order)."""
+    rows, row, last = [], 0, 0
+    for at in sorted(offsets):
+        row += text.count(newline, last, at)
+        last = at
+        rows.append(row)
+    return rows
 
 
 class ShapeTable:

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from mcp_kubectl_server.digests.logshapes import (SHAPES_SHOWN, TROUBLE_WORDS, ShapeTable, looks_like_trouble,
-                                                  render_shapes, shape_of, stamp_epoch, trouble_starts)
+                                                  render_shapes, shape_of, stamp_epoch, trouble_rows)
 from mcp_kubectl_server.digests.text import clean_log_text
 
 END = 1_800_000_000.0
@@ -91,7 +91,7 @@ def test_stamps_parse_to_epoch_seconds_and_junk_falls_back():
     assert stamp_epoch("not-a-time", 7.0) == 7.0
 
 
-# trouble_starts finds, over a whole block, the lines the table then checks one by one with
+# trouble_rows finds, over a whole block, the lines the table then checks one by one with
 # looks_like_trouble: it may find more, never fewer. A line is checked as search_logs' scan
 # passes it: its text after the kubelet stamp, without terminal escapes when it has them.
 STAMP = "2026-12-07T19:49:47.150077105Z"
@@ -105,12 +105,8 @@ def _scanned(text):
 
 def _missed(lines):
     """The lines looks_like_trouble accepts (as scanned, with or without the part before the
-    first space) that trouble_starts does not find, in a block of `lines`; and the lines found."""
-    starts, offset, found = set(trouble_starts("\n".join(lines))), 0, set()
-    for i, line in enumerate(lines):
-        if offset in starts:
-            found.add(i)
-        offset += len(line) + 1
+    first space) that trouble_rows does not find, in a block of `lines`; and the lines found."""
+    found = set(trouble_rows("\n".join(lines)))
     wanted = {i for i, line in enumerate(lines)
               if looks_like_trouble(_scanned(line)) or looks_like_trouble(_scanned(line.partition(" ")[2]))}
     return [lines[i] for i in sorted(wanted - found)], found
@@ -134,7 +130,8 @@ def _trouble_samples():
             "POST /orders 502 after 3s", 'DELETE /a/b HTTP/2" 500', "STATUS 500",
             "    at com.shop.Cart.add(Cart.java:42)", "\tat io.netty.Loop.run(Loop.java:9)", " at Foo.<init>(x)",
             '  File "/app/main.py", line 3, in <module>', '\t\tFile "/app/x.py"', " \x0bat a.b$c(x)",
-            "\x1b[31mERR\x1b[0mOR db down", "FA\x1b[1mTAL\x1b[0m", " \x1b[2mat a.b(x)"]
+            "\x1b[31mERR\x1b[0mOR db down", "FA\x1b[1mTAL\x1b[0m", " \x1b[2mat a.b(x)",
+            "\u212aILLED by the kernel", "DÉNIED: échec fatal", "İİ ERROR"]
     return out
 
 
@@ -155,7 +152,7 @@ def test_the_block_search_finds_every_trouble_line_of_random_text():
     pool = ([w for word in TROUBLE_WORDS for w in _forms(word, rng)]
             + ["exit", "EXITED", " with", " code ", " status ", "status", "Code", "HTTP", "GET ", "/p", " HTTP/1.1",
                "\"", "_", "=", ":", " ", "\t", "\x0b", "\x1c", "5", "50", "503", "599", "1", "0", "7a", "at ",
-               'File "', "x.y$z(", "<init>(", "\x1b[31m", "\x1b[0m", "ERR", "or", "ok", "item", "ms", "s", "e", "p"])
+               'File "', "x.y$z(", "<init>(", "\x1b[31m", "\x1b[0m", "ERR", "or", "ok", "İ", "\u212a", "ill", "é", "item", "ms", "s", "e", "p"])
     lines = []
     for _ in range(4000):
         body = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 9)))
@@ -165,7 +162,7 @@ def test_the_block_search_finds_every_trouble_line_of_random_text():
     assert 200 < sum(looks_like_trouble(_scanned(line.partition(" ")[2])) for line in lines) < len(found) < len(lines)
 
 
-def test_a_block_whose_lower_case_is_longer_is_searched_line_by_line():
-    lines = [f"{STAMP} İstanbul ERROR db down", f"{STAMP} INFO ok", f"{STAMP} WARN slow"]
+def test_lines_are_counted_right_when_the_lower_case_is_longer():
+    lines = [f"{STAMP} İstanbul ERROR db down", f"{STAMP} INFO İ ok", f"{STAMP} WARN slow", "İİ status=503"]
     missed, found = _missed(lines)
-    assert missed == [] and found == {0, 1, 2}
+    assert missed == [] and found == {0, 2, 3}
