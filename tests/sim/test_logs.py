@@ -12,6 +12,7 @@ from urllib.request import urlopen
 
 import pytest
 
+from fixtures.kube_sim.loggen import SERVED_MAX
 from fixtures.kube_sim.logs import serve_log, spread_times, timed_lines
 from fixtures.kube_sim.store import ApiError, load_cluster
 from tests.support.kubectl_tables import kubectl, ok
@@ -137,3 +138,12 @@ def test_a_generated_instance_keeps_its_times_and_stamps_from_one_request_to_the
         == b"".join(stamped.splitlines(keepends=True)[-3:])
     restarted = timed_lines(log, 2000.0, None, now=5600.0)   # another instance: its own times
     assert [t for t, _ in restarted] != [t for t, _ in first] and restarted[-1][0] < 5600.0
+
+
+def test_at_most_a_bound_of_generated_instances_are_kept():
+    log = {"generate": {"lines": 20, "seed": 6, "templates": ["GET /b/{int}"]}}
+    first = timed_lines(log, 1000.0, None, now=5000.0)
+    for k in range(SERVED_MAX):   # as many other instances: the oldest kept, the first, is dropped
+        timed_lines(log, 1001.0 + k, None, now=5000.0)
+    again = timed_lines(log, 1000.0, None, now=9000.0)
+    assert again is not first and again[-1][0] > 5000.0   # made afresh, spread up to this request
