@@ -1,6 +1,7 @@
 """The no-pattern summary of search_logs: which lines look like trouble, their shapes with the
 variable parts masked, new and rising marks, the order (a rare new error before a frequent old
-warning), the bound on shapes shown, redacted examples, and a healthy log that has no shapes."""
+warning), the bound on shapes shown, redacted examples, a healthy log that has no shapes, and
+the block search (trouble_rows) finding every line that looks like trouble."""
 
 import random
 
@@ -152,7 +153,8 @@ def test_the_block_search_finds_every_trouble_line_of_random_text():
     pool = ([w for word in TROUBLE_WORDS for w in _forms(word, rng)]
             + ["exit", "EXITED", " with", " code ", " status ", "status", "Code", "HTTP", "GET ", "/p", " HTTP/1.1",
                "\"", "_", "=", ":", " ", "\t", "\x0b", "\x1c", "5", "50", "503", "599", "1", "0", "7a", "at ",
-               'File "', "x.y$z(", "<init>(", "\x1b[31m", "\x1b[0m", "ERR", "or", "ok", "İ", "\u212a", "ill", "é", "item", "ms", "s", "e", "p"])
+               'File "', "x.y$z(", "<init>(", "\x1b[31m", "\x1b[0m", "ERR", "or", "ok", "İ", "\u212a", "ill", "é",
+               "item", "ms", "s", "e", "p"])
     lines = []
     for _ in range(4000):
         body = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 9)))
