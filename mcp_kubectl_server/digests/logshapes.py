@@ -32,11 +32,22 @@ _HTTP_5XX = re.compile(r"(?:status|code|http)[\s=:_\"]{0,3}5\d\d\b"
                        r"|(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S+(?: HTTP/[\d.]+\"?)? 5\d\d\b", re.I)
 _EXIT = re.compile(r"exit(?:ed)?(?: with)? (?:code|status) [1-9]", re.I)
 _FRAME = re.compile(r"\s+(?:at [\w.$<>]+\(|File \")")
-# Where in a whole block those shapes may be (over-approximate: each line found is checked
-# again): marks and a status-like number (5 and two digits after a space, =, : or a quote) found
-# with str.find, which is many times faster here than any regex the matcher runs over a block.
-_MARKS = ("exit", "  at ", "\tat ", '  file "')
-_BEFORE_STATUS = (" 5", "=5", ":5", '"5')
+# The block search (trouble_rows) looks for needles with bytes.find, in C, over the lowered block
+# packed to the bytes needles are made of (letters, space, escape; newlines kept, to count lines
+# by): about half of a log's bytes. A needle is a part of one or more words (a line holding the
+# word holds the needle, and each line found is checked again), so words that share a rare part
+# cost one pass. x509 has digits: it is looked for with the shapes below.
+_PACK_DROP = bytes(sorted(set(range(256)) - set(b"abcdefghijklmnopqrstuvwxyz \x1b\n")))
+_SHARED = ("kill", "deadl")  # oomkill and killed; deadline exceeded and deadlock
+_NEEDLES = tuple(word.encode() for word in _SHARED + tuple(
+    w for w in TROUBLE_WORDS if w != "x509" and not any(part in w for part in _SHARED))) \
+    + (b"exit", b"\x1b")  # an escape sequence may split a word (the table sees the line without it)
+# Where in a block the other shapes may be (over the lowered block itself): x509, a frame's "at
+# x(" or 'File "' after a space, a status (5 and two digits, not followed by a letter or digit)
+# after what _HTTP_5XX allows before it; each regex starts with a literal, which the matcher
+# looks for in C before trying the rest.
+_BLOCK_SHAPES = (re.compile("x509"), re.compile(r"at (?<=\sat )[\w.$<>]+\("), re.compile(r'file "(?<=\sfile ")'),
+                 re.compile(r'5\d\d(?!\w)(?<=[\s=:_"sepſ]5\d\d)'))
 
 
 def looks_like_trouble(line):
@@ -53,13 +64,14 @@ def looks_like_trouble(line):
     return line[:1] in (" ", "\t") and _FRAME.match(line) is not None
 
 
+# (pattern, placeholder, a character every match holds: a line without it is not searched)
 _MASKS = [
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b|\b0x[0-9a-fA-F]+\b"), "<hex>"),
-    (re.compile(r"\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)\b"), "<dur>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>"),
+    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>", ":"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>", "-"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>", "."),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}\b|\b0x[0-9a-fA-F]+\b"), "<hex>", ""),
+    (re.compile(r"\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)\b"), "<dur>", ""),
+    (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>", ""),
 ]
 _SEVERITY = [(re.compile(r"\b(?:fatal|panic|panicked|critical|oom|out of memory|segfault)\b", re.I), 0),
              (re.compile(r"\b(?:error|err|exception|fail|failed|failure|traceback|denied|refused)\b", re.I), 1),
@@ -69,8 +81,9 @@ _SEVERITY = [(re.compile(r"\b(?:fatal|panic|panicked|critical|oom|out of memory|
 def shape_of(line):
     """The line with its variable parts masked, squeezed onto one line and cut."""
     text = line
-    for pattern, placeholder in _MASKS:
-        text = pattern.sub(placeholder, text)
+    for pattern, placeholder, needs in _MASKS:
+        if needs in text:
+            text = pattern.sub(placeholder, text)
     return " ".join(text.split())[:SHAPE_CHARS]
 
 
@@ -78,24 +91,32 @@ def severity(shape):
     return next((rank for pattern, rank in _SEVERITY if pattern.search(shape)), 2)
 
 
-def trouble_starts(text):
-    """The offsets of the lines of a block (lines joined by newlines) that may be trouble: the
-    word tests of looks_like_trouble run over the whole lowered block (str.find, in C)."""
-    low, starts = text.lower(), set()
-    for word in TROUBLE_WORDS + _MARKS:
-        at = low.find(word)
+def trouble_rows(text):
+    """The indices of the lines of a block (lines joined by newlines) that may be trouble, in
+    order: every line whose text, or whose text after its first space (a kubelet stamp),
+    looks_like_trouble accepts, and some more."""
+    low = text.lower()
+    packed = low.encode("utf-8", "replace").translate(None, _PACK_DROP)  # other letters' bytes dropped too
+    hits = []
+    for needle in _NEEDLES:
+        at = packed.find(needle)
         while at >= 0:
-            starts.add(low.rfind("\n", 0, at) + 1)
-            end = low.find("\n", at)
-            at = low.find(word, end) if end >= 0 else -1
-    for mark in _BEFORE_STATUS:
-        at = text.find(mark)
-        while at >= 0:
-            number = text[at + 2:at + 4]
-            if len(number) == 2 and number.isdigit() and not text[at + 4:at + 5].isalnum():
-                starts.add(text.rfind("\n", 0, at) + 1)
-            at = text.find(mark, at + 2)
-    return sorted(starts)
+            hits.append(at)
+            end = packed.find(b"\n", at)
+            at = packed.find(needle, end) if end >= 0 else -1
+    rows = set(_rows_of(packed, hits, b"\n"))
+    rows.update(_rows_of(low, [match.start() for pattern in _BLOCK_SHAPES for match in pattern.finditer(low)], "\n"))
+    return sorted(rows)
+
+
+def _rows_of(text, offsets, newline):
+    """The line index of each of `offsets` in `text` (counted once over the text, in order)."""
+    rows, row, last = [], 0, 0
+    for at in sorted(offsets):
+        row += text.count(newline, last, at)
+        last = at
+        rows.append(row)
+    return rows
 
 
 class ShapeTable:

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from mcp_kubectl_server.digests.logmatches import MatchScan, render_groups, short_stamp
 from mcp_kubectl_server.digests.logpattern import MatchClock, MatchTimeError, check_pattern, compile_pattern
-from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes, trouble_starts
+from mcp_kubectl_server.digests.logshapes import ShapeTable, render_shapes, trouble_rows
 from mcp_kubectl_server.digests.text import clean_log_text
 from mcp_kubectl_server.read.reader import ReadError, resource_path
 from mcp_kubectl_server.tools.pods import SINCE_MAX, frame_log, pod_list_item
@@ -243,14 +243,13 @@ class _ShapeScan:
 
     def block(self, text):
         started = time.perf_counter()
-        count = text.count("\n") + 1
-        self.stats[-1][1] += count
-        for start in trouble_starts(text):
-            end = text.find("\n", start)
-            stamp, _, body = (text[start:] if end < 0 else text[start:end]).partition(" ")
+        lines = text.split("\n")
+        self.stats[-1][1] += len(lines)
+        for row in trouble_rows(text):
+            stamp, _, body = lines[row].partition(" ")
             self.table.add(clean_log_text(body) if "\x1b" in body else body, stamp, self._pod)
         self.clock.charge(time.perf_counter() - started)
-        return count
+        return len(lines)
 
 
 def _render(subject, args, scan, read, skipped, notes, unfinished, clock):

@@ -12,6 +12,7 @@ from urllib.request import urlopen
 
 import pytest
 
+from fixtures.kube_sim.loggen import SERVED_MAX
 from fixtures.kube_sim.logs import serve_log, spread_times, timed_lines
 from fixtures.kube_sim.store import ApiError, load_cluster
 from tests.support.kubectl_tables import kubectl, ok
@@ -119,3 +120,30 @@ def test_a_cluster_file_can_describe_a_log_compactly(tmp_path):
     assert len(lines) == 1001 and lines[500][1] == "NEEDLE at the middle\n"
     assert all(1000.0 <= t <= 2000.0 for t, _ in lines)
     assert "{" not in "".join(text for _, text in lines)
+
+
+def test_a_generated_instance_keeps_its_times_and_stamps_from_one_request_to_the_next():
+    log = {"generate": {"lines": 500, "seed": 5, "templates": ["GET /a/{int} {ms}ms"],
+                        "needles": [{"line": "ERROR late", "minutes_ago": 1}]}}
+    first = timed_lines(log, 1000.0, None, now=5000.0)     # a running instance, first asked at 5000
+    later = timed_lines(log, 1000.0, None, now=5600.0)     # ten minutes on: the same lines at the same times
+    assert later == first and (4940.0, "ERROR late\n") in first and first[-1][0] < 5000.0
+    stamped = serve_log(first, {"timestamps": "true"}, now=5000.0)
+    assert serve_log(later, {"timestamps": "true"}, now=5600.0) == stamped
+    for (moment, text), line in zip(first, stamped.decode().splitlines(keepends=True)):
+        when, _, rest = line.partition(" ")
+        parsed = datetime.strptime(when[:19], STAMP).replace(tzinfo=timezone.utc).timestamp()
+        assert rest == text and abs(parsed + int(when[20:29]) / 1e9 - moment) < 1e-6 and when[29:] == "Z"
+    assert serve_log(later, {"timestamps": "true", "sinceSeconds": "660", "tailLines": "3"}, now=5600.0) \
+        == b"".join(stamped.splitlines(keepends=True)[-3:])
+    restarted = timed_lines(log, 2000.0, None, now=5600.0)   # another instance: its own times
+    assert [t for t, _ in restarted] != [t for t, _ in first] and restarted[-1][0] < 5600.0
+
+
+def test_at_most_a_bound_of_generated_instances_are_kept():
+    log = {"generate": {"lines": 20, "seed": 6, "templates": ["GET /b/{int}"]}}
+    first = timed_lines(log, 1000.0, None, now=5000.0)
+    for k in range(SERVED_MAX):   # as many other instances: the oldest kept, the first, is dropped
+        timed_lines(log, 1001.0 + k, None, now=5000.0)
+    again = timed_lines(log, 1000.0, None, now=9000.0)
+    assert again is not first and again[-1][0] > 5000.0   # made afresh, spread up to this request
