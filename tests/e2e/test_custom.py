@@ -9,6 +9,7 @@ that list the candidates.
 """
 
 import json
+import re
 
 import pytest
 
@@ -32,7 +33,8 @@ def test_get_api_resources_lists_the_custom_groups_in_full(shared_serve):
 def test_the_mesh_policy_that_denies_the_caller_is_named_with_its_pods(shared_serve):
     server, sim = shared_serve("mesh-deny")
     text = ok(server, "get_custom_resources", {"namespace": "prod", "kind": "AuthorizationPolicy"})
-    assert "authorizationpolicy/deny-checkout-charges age=35m generation=1" in text
+    # 35m when the shared simulator loaded its cluster; a test that runs later in the suite reads it older
+    assert re.search(r"^authorizationpolicy/deny-checkout-charges age=3[5-9]m generation=1$", text, re.M), text
     assert "  action=DENY selector=app=payments" in text
     assert ("  rule[0] from: principals=[cluster.local/ns/prod/sa/checkout]; to: methods=[POST] "
             "paths=[/v1/charges*]") in text
