@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from tests.support.fake_messages_api import FakeMessagesApi
 from tests.agent.cli.test_cli import ROOT
 from tests.agent.cli.test_live import KEY, crashloop_responses, live
@@ -23,7 +25,22 @@ THOUGHT = "The checkout pods crash-loop; previous logs next."
 
 def cli_env(api):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    return dict(environ, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url, TERM="xterm")
+    # PYTHONFAULTHANDLER: a CLI that hangs can be made to print every thread's stack (SIGABRT)
+    return dict(environ, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url, TERM="xterm",
+                PYTHONFAULTHANDLER="1")
+
+
+def communicate_or_show_stacks(proc, reader, *, timeout):
+    """proc.communicate(); a CLI still running after `timeout` is made to print its threads'
+    stacks on its stderr (the pty) and the test fails with what the pty showed."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        proc.communicate(timeout=30)
+        reader.join(10)
+        pytest.fail(f"the CLI did not end within {timeout} s; its stderr, stacks last:\n"
+                    + reader.seen.decode(errors="replace")[-8000:])
 
 
 class PtyReader(threading.Thread):
@@ -112,7 +129,7 @@ def test_ctrl_c_in_a_streamed_answer_stops_at_once_and_closes_the_connection(sha
         reader.wait_for(b"Listing pods")
         began = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        stdout, _ = proc.communicate(timeout=30)
+        stdout, _ = communicate_or_show_stacks(proc, reader, timeout=30)
         stopped = time.monotonic() - began
         reader.join(10)
         os.close(reader.master)
