@@ -39,7 +39,8 @@ WRITE_REPORT_DESCRIPTION = (
     "after the tools have shown you what you report. Every evidence item quotes tool output "
     "verbatim (copy the text; do not paraphrase, fix or shorten words inside the quote) and "
     "names the tool_use_id of the call whose result contains that text. Use resource names "
-    "exactly as the tools printed them; never guess a pod or ReplicaSet name. proposed_actions "
+    "exactly as the tools printed them (a group OWNER-{a,b} names OWNER-a and OWNER-b); never "
+    "guess a pod or ReplicaSet name. proposed_actions "
     "are suggestions for a human and run nothing. If nothing is wrong, say so with severity "
     "none.")
 
