@@ -204,6 +204,17 @@ def test_a_deleted_pod_whose_replacement_is_ready_is_recovered():
                               "1 pod(s) unhealthy before the action are gone"]
 
 
+def test_pods_named_in_a_group_are_told_apart_from_the_deleted_one():
+    # get_pods names healthy pods of one owner and one age as a group: OWNER-{a,b}
+    t = Time()
+    group = "web-5f6b7c8d9b: 2 pods age=2s nodes=node-a: web-5f6b7c8d9b-{ngmcc,zz9zz}"
+    found = watch.watch_action(dict(DELETE, seen=[]), Tools(t, lambda *_: "pods in namespace prod: 2 total\n"
+                                                          "healthy (Running, all containers ready, no restarts):\n"
+                                                          + group), t.settings())
+    assert found.state == "recovered"
+    assert found.observed == ["replacement web-5f6b7c8d9b-zz9zz of web-5f6b7c8d9b Ready"]  # not "gone": it is listed
+
+
 def test_a_replacement_that_cannot_be_scheduled_is_not_recovered_with_its_line():
     t = Time()
     found = watch.watch_action(DELETE, Tools(t, pods_answer("unschedulable")), t.settings())
@@ -378,15 +389,19 @@ def test_get_pods_counted_lines_and_shared_states_are_read_as_pods():
         'api-6d4c9f8b7d-b3t6j phase=Pending ready=0/1 restarts=0 condition=PodScheduled '
         'reason=Unschedulable message="0/3 nodes are available" node=none age=50m',
         "api-6d4c9f8b7d-z5k8w phase=Pending ready=0/1 restarts=0 (state as above) node=none age=2s",
-        "healthy (Running, all containers ready, no restarts), by owner:",
+        "healthy (Running, all containers ready, no restarts):",
         "web-74b9c5d6f8: 3 pods ages=12s..6d nodes=node-a,node-b: web-74b9c5d6f8-7wlqb(6d) "
         "web-74b9c5d6f8-d4t6m(12s) web-74b9c5d6f8-lzbqm(6d)",
-        "db-5f6b7c8d9b: 9 pods ages=40s..6d nodes=3"])
+        "db-5f6b7c8d9b: 9 pods ages=40s..6d nodes=3",
+        "cache-6c7d8e9f0a: 2 pods age=5m nodes=node-a: cache-6c7d8e9f0a-{q2w3e,r4t5y}"])
     pods = {p.name: p for p in looks.parse_pods(text)}
     assert looks.failure(pods["api-6d4c9f8b7d-z5k8w"]) == "cannot be scheduled"
     assert "0/3 nodes are available" in pods["api-6d4c9f8b7d-z5k8w"].line
     young = pods["web-74b9c5d6f8-d4t6m"]
     assert young.healthy and young.age == "12s" and young.group == "web-74b9c5d6f8"
     assert pods["web-74b9c5d6f8-7wlqb"].age == "6d"
+    for name in ("cache-6c7d8e9f0a-q2w3e", "cache-6c7d8e9f0a-r4t5y"):   # a group of one age, named once
+        assert pods[name].healthy and pods[name].age == "5m" and pods[name].group == "cache-6c7d8e9f0a"
+    assert "cache-6c7d8e9f0a" not in pods
     counted = pods["db-5f6b7c8d9b"]   # too many to name: one pod stands for the youngest
     assert counted.healthy and counted.age == "40s" and counted.group == "db-5f6b7c8d9b"

@@ -9,6 +9,7 @@ Our server's get_pods and describe_workload print one line per pod,
 get_pods counts healthy pods by owner instead, naming them only when few,
 
     checkout-6f8d9c7b5d: 3 pods ages=12s..6d nodes=node-a,node-b: checkout-6f8d9c7b5d-x7k2p(12s) ...
+    checkout-6f8d9c7b5d: 2 pods age=6d nodes=node-a,node-b: checkout-6f8d9c7b5d-{x7k2p,m4q9z}
     checkout-6f8d9c7b5d: 5 pods ages=12s..6d nodes=3
 
 (each such pod, or the unnamed group as one pod standing for its youngest, is a healthy
@@ -111,6 +112,17 @@ COUNTED = re.compile(r"^(?P<owner>[a-z0-9][-a-z0-9.]*): \d+ pods? (?:age=(?P<age
 NAMED = re.compile(r"^(?P<name>[a-z0-9][-a-z0-9.]*?)(?:\((?P<age>[0-9dhms]+)\))?$")
 
 
+GROUP = re.compile(r"^(?P<head>[a-z0-9][-a-z0-9.]*-)\{(?P<tails>[a-z0-9][-a-z0-9.,]*)\}$")
+
+
+def _expanded(words):
+    """Names as written, a group `HEAD-{a,b}` as HEAD-a and HEAD-b (the way a shell expands it)."""
+    for word in words:
+        group = GROUP.match(word)
+        yield from ((group.group("head") + tail for tail in group.group("tails").split(",")) if group
+                    else (word,))
+
+
 def parse_counted(line) -> list:
     """The healthy pods of one counted line of get_pods (see the module docstring), or []."""
     found = COUNTED.match(line.strip())
@@ -118,7 +130,7 @@ def parse_counted(line) -> list:
         return []
     owner, youngest = found.group("owner"), found.group("age") or found.group("youngest")
     pods = []
-    for word in (found.group("names") or "").split():
+    for word in _expanded((found.group("names") or "").split()):
         named = NAMED.match(word)
         if named:
             pods.append(PodLine(name=named.group("name"), phase="Running", ready=(1, 1),
