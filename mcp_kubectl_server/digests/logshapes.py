@@ -57,7 +57,7 @@ def looks_like_trouble(line):
     for word in TROUBLE_WORDS:
         if word in low:
             return True
-    if (" 5" in line or "=5" in line or ":5" in line) and _HTTP_5XX.search(line):
+    if (" 5" in line or "=5" in line or ":5" in line or '"5' in line) and _HTTP_5XX.search(line):
         return True
     if "exit" in low and _EXIT.search(line):
         return True

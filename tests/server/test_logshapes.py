@@ -26,7 +26,8 @@ def _stamp(moment):
     "open /data: permission denied", '10.1.2.3 - - "GET /api HTTP/1.1" 503 12', "upstream status=502",
     "    at com.shop.Cart.add(Cart.java:42)", '  File "/app/main.py", line 3, in <module>',
     "worker exited with code 137", "WARN slow query", "x509: certificate has expired",
-    "lookup db on 10.96.0.10:53: no such host", "redis pool exhausted"])
+    "lookup db on 10.96.0.10:53: no such host", "redis pool exhausted",
+    '{"ts":"2026-12-07T23:01:02Z","msg":"charge","status":"503"}'])   # JSON logging quotes the status too
 def test_trouble_lines_are_recognised(line):
     assert looks_like_trouble(line)
 
@@ -127,7 +128,7 @@ def _trouble_samples():
     for form in _forms("exit", rng):
         out += [f"worker {form}ed with code 3", f"{form} status 2", f"child {form}ed with status 137"]
     out += ["status=503", "upstream Status: 502", "HTTP 500", "code_504 retry=5", "status503 x=5",
-            "http\t599 :5", 'response "status": 503', '10.1.2.3 - - "GET /api HTTP/1.1" 503 12',
+            "http\t599 :5", 'response "status": 503', '{"status":"502"}', '10.1.2.3 - - "GET /api HTTP/1.1" 503 12',
             "POST /orders 502 after 3s", 'DELETE /a/b HTTP/2" 500', "STATUS 500",
             "    at com.shop.Cart.add(Cart.java:42)", "\tat io.netty.Loop.run(Loop.java:9)", " at Foo.<init>(x)",
             '  File "/app/main.py", line 3, in <module>', '\t\tFile "/app/x.py"', " \x0bat a.b$c(x)",
