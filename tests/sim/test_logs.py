@@ -108,6 +108,14 @@ def test_lines_without_a_stamp_are_spread_between_their_neighbours():
         serve_log(lines, {"sinceSeconds": "1", "sinceTime": "2026-11-29T11:00:00Z"}, now=0.0)
 
 
+def test_a_stored_kubelet_stamp_comes_back_to_the_nanosecond():
+    stored = ["2026-11-29T11:58:29.101000000Z first", "2026-11-29T11:58:29.999999999Z second",
+              "2026-11-29T11:58:30.000000007Z third"]
+    lines = timed_lines(stored, 0.0, None, now=4102444800.0)
+    body = serve_log(lines, {"timestamps": "true"}, now=4102444800.0).decode()
+    assert body.splitlines() == stored
+
+
 def test_a_cluster_file_can_describe_a_log_compactly(tmp_path):
     doc = {"kind": "SimulatedCluster", "name": "gen", "base": "healthy", "logs": {
         "prod/frontend-74b9c5d6f8-d4t6m/frontend": {"current": {"generate": {
