@@ -1,14 +1,17 @@
 """Scenario runner and command line: `python3 -m triage_agent.evals`.
 
-    python3 -m triage_agent.evals [--scenario NAME ...] [--live [--model NAME]] [--runs N]
-                                     [--min-pass RATE] [--json] [--results FILE]
+    python3 -m triage_agent.evals [--scenario NAME ...] [--runs N] [--min-pass RATE] [--json]
+                                  [--results FILE]
+                                  [--live [--model NAME] [--provider bedrock|vertex ...]]
 
 Each run of a scenario (grade.py has the file format) is the real path end to end:
 
     kube_sim subprocess on the cluster file
       └─kubeconfig─> python3 -m triage_agent SYMPTOM --json --audit-log FILE --replay FILE
                      (no --replay with --live: the real model, or a self-hosted one
-                      that ANTHROPIC_BASE_URL names; --model NAME is passed on)
+                      that ANTHROPIC_BASE_URL names; --model NAME and the endpoint flags
+                      --provider, --region, --project, ... are passed on, and checked once
+                      before the first run as the CLI checks them)
         └─outcome, audit log, simulator journal─>
     grade.grade() ──> one RunResult: a table row and a --results line (scorecard.py)
 
@@ -32,7 +35,8 @@ from pathlib import Path
 
 from triage_agent import terminal
 from triage_agent.evals import grade, scorecard
-from triage_agent.model import profiles, replay
+from triage_agent.evals.endpoint import endpoint_argv, live_endpoint_problem
+from triage_agent.model import replay
 from triage_agent.evals.scorecard import RunResult
 
 REPLAY_TIMEOUT, LIVE_TIMEOUT, SIM_START_TIMEOUT = 120.0, 600.0, 20.0
@@ -85,9 +89,10 @@ class Simulator:
         self.proc.stderr.close()
 
 
-def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None, model=None):
+def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None, model=None, endpoint=()):
     """The triage CLI command for one run (with the simulator's Prometheus when it has one, and
-    the model a live run asks for when one is named)."""
+    for a live run the model it asks for when one is named and its `endpoint` flags:
+    endpoint_argv)."""
     argv = [sys.executable, "-m", "triage_agent", scenario["symptom"], "--namespaces",
             ",".join(scenario["namespaces"]), "--kubeconfig", kubeconfig, "--json",
             "--audit-log", audit_log]
@@ -95,6 +100,8 @@ def cli_argv(scenario, *, kubeconfig, audit_log, live, prometheus_url=None, mode
         argv += ["--prometheus-url", prometheus_url]
     if live and model:
         argv += ["--model", model]
+    if live:
+        argv += list(endpoint)
     # --verify: a replay makes the review too (a fixture without its answer says so)
     return argv if live else argv + ["--replay", str(grade.resolve(scenario["replay"])),
                                      "--verify"]
@@ -147,7 +154,7 @@ def _kill_group(proc, *, grace=10.0):
             continue
 
 
-def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator,
+def run_scenario(scenario, *, run=1, live=False, model=None, endpoint=(), simulator=Simulator,
                  cli=run_command):
     """Run one scenario once through the real CLI against kube_sim and grade it. `simulator`
     (cluster path, temp dir) -> an object like Simulator, and `cli` (argv, env=, timeout=) ->
@@ -158,7 +165,7 @@ def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator
         sim = simulator(grade.resolve(scenario["cluster"]), tmp)
         try:
             sim.wait_ready()
-            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, model, cli)
+            exit_code, stdout, stderr = _run_cli(scenario, sim, tmp, live, (model, endpoint), cli)
             journal = sim.journal_entries()
         except SimError as exc:
             exit_code, stdout, stderr, journal = None, "", str(exc), []
@@ -177,10 +184,11 @@ def run_scenario(scenario, *, run=1, live=False, model=None, simulator=Simulator
                      unsupported=grade.unsupported_claims(outcome))
 
 
-def _run_cli(scenario, sim, tmp, live, model, cli):
-    """(exit code or None, stdout, stderr) of the scenario's CLI command, run by `cli`."""
+def _run_cli(scenario, sim, tmp, live, asked, cli):
+    """(exit code or None, stdout, stderr) of the scenario's CLI command, run by `cli`;
+    `asked`: (model, endpoint flags) of a live run."""
     argv = cli_argv(scenario, kubeconfig=sim.kubeconfig, audit_log=str(Path(tmp, "audit.jsonl")),
-                    live=live, prometheus_url=sim.prometheus_url, model=model)
+                    live=live, prometheus_url=sim.prometheus_url, model=asked[0], endpoint=asked[1])
     # kubectl's discovery cache for a simulator on a throwaway port belongs in the temp dir
     env = dict(os.environ, KUBECACHEDIR=str(Path(tmp, "kube-cache")))
     return cli(argv, env=env, timeout=LIVE_TIMEOUT if live else REPLAY_TIMEOUT)
@@ -216,13 +224,6 @@ def _runs(text):
     return value
 
 
-def live_endpoint_ready(environ):
-    """A live run can authenticate: a key or token, or a self-hosted server that needs none."""
-    base = environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
-    return bool(environ.get("ANTHROPIC_API_KEY") or environ.get("ANTHROPIC_AUTH_TOKEN")
-                or not profiles.is_hosted(base))
-
-
 def build_parser():
     p = argparse.ArgumentParser(prog="python3 -m triage_agent.evals",
                                 description="Run the triage eval scenarios against kube_sim "
@@ -230,10 +231,24 @@ def build_parser():
     p.add_argument("--scenario", action="append", metavar="NAME", help="scenario name under "
                    "fixtures/scenarios/ or a path to a scenario file (repeatable; default all)")
     p.add_argument("--live", action="store_true", help="use the live model (needs "
-                   "ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL naming a self-hosted server) "
-                   "instead of each scenario's replay")
+                   "ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL naming a self-hosted server, or the "
+                   "endpoint flags below with their credentials) instead of each scenario's replay")
     p.add_argument("--model", metavar="NAME", help="with --live: the model to ask for, e.g. "
-                   "the one a self-hosted server serves (default: the triage CLI's)")
+                   "the one a self-hosted server serves, or a Bedrock model id (default: the "
+                   "triage CLI's)")
+    endpoint = p.add_argument_group("with --live, where the model runs (the triage CLI's flags, "
+                                     "passed on; docs/enterprise-models.md)")
+    endpoint.add_argument("--provider", choices=("anthropic", "bedrock", "vertex"),
+                          help="the Anthropic API (or a gateway, or a self-hosted server), Amazon "
+                          "Bedrock or Google Vertex AI (default: the triage CLI's, anthropic)")
+    endpoint.add_argument("--region", help="bedrock: the AWS region; vertex: the location")
+    endpoint.add_argument("--project", help="vertex: the Google Cloud project id")
+    endpoint.add_argument("--vertex-token-command", metavar="COMMAND",
+                          help="vertex: a command that prints an access token")
+    endpoint.add_argument("--base-url", metavar="URL", help="a gateway, a self-hosted server, or "
+                          "a Bedrock or Vertex endpoint")
+    endpoint.add_argument("--header", action="append", metavar="'NAME: VALUE'",
+                          help="an extra request header for a gateway, repeatable")
     p.add_argument("--runs", type=_runs, default=1, metavar="N", help="runs per scenario; "
                    "the pass rate becomes pass^N (scenarios that passed all N runs)")
     p.add_argument("--min-pass", type=_rate, default=1.0, metavar="RATE",
@@ -250,10 +265,15 @@ def main(argv=None, *, stdout=None, stderr=None, simulator=Simulator, cli=run_co
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    if args.live and not live_endpoint_ready(os.environ):
-        print("evaluate: --live needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an "
-              "ANTHROPIC_BASE_URL of a self-hosted server); without it the replays run "
-              "(drop --live)", file=stderr)
+    endpoint = endpoint_argv(args)
+    if endpoint and not args.live:
+        print("evaluate: --provider, --region, --project, --vertex-token-command, --base-url and "
+              "--header choose a live run's endpoint: add --live", file=stderr)
+        return 2
+    problem = live_endpoint_problem(endpoint, args.model) if args.live else None
+    if problem:
+        print(f"evaluate: --live cannot reach a model: {problem}; without --live the replays run",
+              file=stderr)
         return 2
     try:
         scenarios = [grade.load_scenario(ref) for ref in args.scenario or grade.scenario_names()]
@@ -277,8 +297,8 @@ def main(argv=None, *, stdout=None, stderr=None, simulator=Simulator, cli=run_co
         try:
             for scenario in scenarios:
                 for run in range(1, args.runs + 1):
-                    results.append(run_scenario(scenario, run=run, live=args.live,
-                                                model=args.model, simulator=simulator, cli=cli))
+                    results.append(run_scenario(scenario, run=run, live=args.live, model=args.model,
+                                                endpoint=endpoint, simulator=simulator, cli=cli))
                     if not args.json:
                         print(f"evaluate: {scenario['name']} run {run}: "
                               f"{'PASS' if results[-1].passed else 'FAIL'}", file=stderr)

@@ -25,6 +25,7 @@ from tests.agent.test_loop_fakes import review_response
 from tests.support.cli_here import run_main_here
 from tests.support.fake_local_api import FakeLocalApi
 from tests.support.fake_messages_api import FakeMessagesApi
+from tests.support.fake_providers import FakeBedrock
 from tests.support.sim_reader import reads_here
 from triage_agent.evals import runner as evaluate, grade, scorecard
 
@@ -166,12 +167,54 @@ def test_min_pass_decides_the_exit_code(min_pass, code, capsys):
     assert "b run 2: facts: missing 'x'" in table
 
 
-def test_live_without_a_key_is_a_usage_error():
+def test_live_without_a_key_is_a_usage_error(monkeypatch):
     proc = run_eval_here("--live", "--scenario", "healthy", timeout=30)
-    assert proc.returncode == 2
-    assert "--live needs ANTHROPIC_API_KEY" in proc.stderr and proc.stdout == ""
-    assert not evaluate.live_endpoint_ready({"ANTHROPIC_BASE_URL": "https://api.anthropic.com"})
-    assert evaluate.live_endpoint_ready({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "evaluate: --live cannot reach a model: ANTHROPIC_API_KEY is not set" in proc.stderr
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    assert "ANTHROPIC_API_KEY is not set" in evaluate.live_endpoint_problem([])
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8080")   # a self-hosted server needs none
+    assert evaluate.live_endpoint_problem([]) is None
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--live", "--provider", "bedrock", "--model", "us.anthropic.claude-opus-5-5-v1:0"], "no region"),
+    (["--live", "--provider", "vertex", "--region", "us-east5"], "give --project"),
+    (["--live", "--region", "us-east-1"], "--region goes with --provider bedrock or vertex"),
+    (["--provider", "bedrock"], "choose a live run's endpoint: add --live")])
+def test_a_live_endpoint_the_cli_would_refuse_is_refused_before_any_run(tmp_path, args, words):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AWS_", "CLOUD_ML", "GOOGLE_"))}
+    env.update(HOME=str(tmp_path), AWS_EC2_METADATA_DISABLED="true")
+    entry = lambda argv: evaluate.main(argv, simulator=SimulatorHere, cli=cli_here)  # noqa: E731
+    proc = run_main_here([*args, "--scenario", "healthy"], env=env, cwd=ROOT, timeout=30, entry=entry)
+    assert proc.returncode == 2 and words in proc.stderr and proc.stdout == "", proc.stderr
+
+
+def test_live_through_amazon_bedrock_signs_every_request(monkeypatch, tmp_path):
+    """`--live --provider bedrock`: the evaluator passes the endpoint on; each run's requests are
+    SigV4-signed InvokeModelWithResponseStream calls (checked by the fake with botocore's signer)."""
+    model = "us.anthropic.claude-opus-5-5-v1:0"
+    review = review_response({"verdict": "supported", "claims": [], "alternatives": [],
+                              "actions_follow": True})
+    for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "AWS_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEVAL")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "eval-secret")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "eval-session")
+    out = io.StringIO()
+    with FakeBedrock(replay_responses("healthy") + [review], keys={"ASIAEVAL": ("eval-secret", "eval-session")}) as api:
+        code = evaluate.main(["--live", "--scenario", "healthy", "--json", "--provider", "bedrock",
+                              "--region", "us-east-1", "--base-url", api.url, "--model", model],
+                             stdout=out, simulator=SimulatorHere, cli=cli_here)
+    result = json.loads(out.getvalue())
+    assert code == 0, result
+    assert result["results"][0]["live"] is True and result["summary"]["pass_rate"] == 1.0
+    assert len(api.requests) == 4   # three steps and the review
+    assert {r["wire_path"] for r in api.requests} == {f"/model/{model}/invoke-with-response-stream"}
 
 
 @pytest.mark.parametrize("args, message", [
