@@ -122,6 +122,37 @@ def test_a_triage_through_vertex(shared_sim, tmp_path, stream, source):
     assert "ya29.fake-token" not in out.stderr + (tmp_path / "trace.jsonl").read_text()
 
 
+def test_on_google_cloud_the_metadata_server_names_the_project_too(shared_sim, tmp_path):
+    env = clean_env(tmp_path)
+    token = {"access_token": "ya29.fake-token", "expires_in": 3599, "token_type": "Bearer"}
+    with FakeEndpoints({("GET", gcp_tokens.TOKEN_PATH): (200, {}, token),
+                        ("GET", gcp_tokens.PROJECT_PATH): (200, {}, b"sre-from-metadata")}) as meta, \
+            FakeVertex(responses()) as api:
+        env.update(GCE_METADATA_HOST=meta.url.split("//", 1)[1], CLOUD_ML_REGION="us-east5")
+        out, _ = triage(shared_sim("crashloop"), tmp_path, env, "--provider", "vertex",
+                        "--base-url", api.url + "/v1")
+    assert {(r["project"], r["region"]) for r in api.requests} == {("sre-from-metadata", "us-east5")}
+    assert "model endpoint: Google Vertex AI, project sre-from-metadata, region us-east5" in out.stderr
+    asked = [r for r in meta.requests if r["path"] == gcp_tokens.PROJECT_PATH]
+    assert len(asked) == 1 and asked[0]["headers"]["metadata-flavor"] == "Google"
+
+
+def test_no_project_anywhere_says_what_was_tried(tmp_path):
+    env = clean_env(tmp_path)
+    with FakeEndpoints({}) as meta:   # a metadata server that knows no project: 404
+        env.update(GCE_METADATA_HOST=meta.url.split("//", 1)[1], CLOUD_ML_REGION="us-east5")
+        out = run_main_here(["checkout pods restart", "--namespaces", "prod", "--provider", "vertex"],
+                            env=env, cwd=ROOT, timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "give --project (or ANTHROPIC_VERTEX_PROJECT_ID / GOOGLE_CLOUD_PROJECT)" in out.stderr
+    assert "the metadata server answered HTTP 404" in out.stderr
+    adc = tmp_path / "adc.json"   # credentials from a file: the metadata server is not asked
+    adc.write_text(json.dumps({"type": "authorized_user", "client_id": "c", "client_secret": "s",
+                               "refresh_token": "r"}))
+    with pytest.raises(gcp_tokens.TokenError, match="from a file"):
+        gcp_tokens.metadata_project({"GOOGLE_APPLICATION_CREDENTIALS": str(adc), "HOME": str(tmp_path)})
+
+
 def test_a_triage_through_a_gateway_keeps_the_anthropic_profile(shared_sim, tmp_path):
     env = clean_env(tmp_path)
     env.update(ANTHROPIC_AUTH_TOKEN="gw-bearer-93b1",

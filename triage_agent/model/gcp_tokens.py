@@ -12,6 +12,8 @@
     3 the metadata server (GKE workload identity, GCE, Cloud Run):
         GET http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/
             default/token  with Metadata-Flavor: Google  -> {access_token, expires_in}
+Where the token comes from the metadata server, so may the project (`metadata_project`: GET
+/computeMetadata/v1/project/project-id), when neither --project nor the environment names one.
 An authorized_user file's quota_project_id is the project user credentials are billed to:
 the transport sends it as x-goog-user-project, as Google's client libraries do.
         (GCE_METADATA_HOST moves it, as google-auth reads it)
@@ -31,7 +33,10 @@ import urllib.request
 
 TOKEN_URI = "https://oauth2.googleapis.com/token"
 METADATA_HOST = "metadata.google.internal"
+METADATA_IP = "169.254.169.254"
 TOKEN_PATH = "/computeMetadata/v1/instance/service-accounts/default/token"
+PROJECT_PATH = "/computeMetadata/v1/project/project-id"
+PROJECT_TIMEOUT = 3.0  # off Google Cloud the metadata host does not answer: say so soon
 REFRESH_MARGIN = 300.0
 COMMAND_TOKEN_TTL = 300.0
 COMMAND_TIMEOUT = 60.0
@@ -178,3 +183,24 @@ class GcpTokenSource:
                              "application-default login, or give --vertex-token-command)") \
                 from None
         return data["access_token"], _lifetime(data)
+
+
+def metadata_project(environ, *, timeout=PROJECT_TIMEOUT):
+    """The project id the metadata server names (GKE workload identity, GCE, Cloud Run) when the
+    token comes from it too (no --vertex-token-command, no credentials file); TokenError with
+    what was tried otherwise."""
+    if environ.get("GOOGLE_APPLICATION_CREDENTIALS") or os.path.isfile(adc_file(environ)):
+        raise TokenError("the credentials come from a file, which names no project here")
+    # by its address, as google-auth checks for it: no DNS lookup to wait on off Google Cloud
+    host = environ.get("GCE_METADATA_HOST") or environ.get("GCE_METADATA_IP") or METADATA_IP
+    request = urllib.request.Request(f"http://{host}{PROJECT_PATH}", headers={"Metadata-Flavor": "Google"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            project = response.read(200).decode("utf-8", "replace").strip()
+    except urllib.error.HTTPError as exc:
+        raise TokenError(f"the metadata server answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise TokenError(f"the metadata server ({host}) did not answer ({getattr(exc, 'reason', exc)})") from None
+    if not project:
+        raise TokenError("the metadata server named no project")
+    return project

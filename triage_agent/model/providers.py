@@ -113,9 +113,16 @@ def _settle_vertex(args, environ):
     project = _first(args.project, environ.get("ANTHROPIC_VERTEX_PROJECT_ID"),
                      environ.get("GOOGLE_CLOUD_PROJECT"))
     region = _first(args.region, environ.get("CLOUD_ML_REGION"))
+    unnamed = ""
+    if not project and not args.vertex_token_command:   # the token's source may name it
+        from triage_agent.model import gcp_tokens
+        try:
+            project = gcp_tokens.metadata_project(environ)
+        except gcp_tokens.TokenError as exc:
+            unnamed = f"; {exc}"
     if not project or not PROJECT.fullmatch(project):
         raise ProviderError("--provider vertex: give --project (or ANTHROPIC_VERTEX_PROJECT_ID"
-                            " / GOOGLE_CLOUD_PROJECT), the Google Cloud project id")
+                            f" / GOOGLE_CLOUD_PROJECT), the Google Cloud project id{unnamed}")
     if not region or not REGION.fullmatch(region):
         raise ProviderError("--provider vertex: give --region (or CLOUD_ML_REGION), e.g. "
                             "us-east5, europe-west1 or global")
