@@ -17,6 +17,7 @@ from tests.support.cli_here import run_main_here
 from tests.support.fake_endpoints import FakeEndpoints
 from tests.support.fake_messages_api import FakeMessagesApi
 from tests.support.fake_providers import FakeBedrock, FakeVertex
+from tests.support.fake_sts import fake_sts
 from triage_agent.model import gcp_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,6 +94,30 @@ def test_a_triage_through_bedrock(shared_sim, tmp_path, stream, source):
     assert audit and {entry["provider"] for entry in audit} == {"aws.bedrock"}
     for secret in (SECRET, SESSION):
         assert secret not in out.stderr + out.stdout + (tmp_path / "trace.jsonl").read_text()
+
+
+def test_a_triage_through_bedrock_as_a_profile_s_role(shared_sim, tmp_path):
+    """AWS_PROFILE names a profile with role_arn: STS AssumeRole (signature checked with botocore)
+    with its source profile's keys, then every Bedrock request signed with the role's."""
+    env = clean_env(tmp_path)
+    (tmp_path / ".aws").mkdir()
+    (tmp_path / ".aws" / "config").write_text(
+        "[profile bedrock-ro]\nrole_arn = arn:aws:iam::123456789012:role/triage-bedrock\n"
+        "source_profile = keys\nregion = us-east-1\n"
+        "[profile keys]\naws_access_key_id = AKIALAPTOP\naws_secret_access_key = laptop-secret\n")
+    with fake_sts({"AKIALAPTOP": ("laptop-secret", None)},
+                  {"arn:aws:iam::123456789012:role/triage-bedrock": ("ASIAROLE", SESSION,
+                                                                      "2099-01-01T00:00:00Z")},
+                  region="us-east-1") as sts, \
+            FakeBedrock(responses(), keys={"ASIAROLE": ("ASIAROLE-secret", SESSION)}) as api:
+        env.update(AWS_PROFILE="bedrock-ro", AWS_ENDPOINT_URL_STS=sts.url)
+        out, _ = triage(shared_sim("crashloop"), tmp_path, env, "--provider", "bedrock",
+                        "--base-url", api.url, "--model", BEDROCK_MODEL)
+    assert len(sts.requests) == 1 and len(api.requests) == len(responses())
+    assert "model endpoint: Amazon Bedrock, region us-east-1" in out.stderr   # the profile's region
+    assert ("model credentials: AWS, from assume role arn:aws:iam::123456789012:role/triage-bedrock "
+            "(profile bedrock-ro, source_profile keys), STS (temporary") in out.stderr
+    assert "laptop-secret" not in out.stderr and "ASIAROLE-secret" not in out.stderr
 
 
 @pytest.mark.parametrize("stream, source", [(True, "metadata"), (False, "command")])

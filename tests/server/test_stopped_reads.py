@@ -82,8 +82,10 @@ def test_describe_pod_stays_within_one_timeout():
     assert ("owner ReplicaSet/checkout-6f8d9c7b5d -> (ReplicaSet lookup failed: the cluster did not answer"
             " within 0.5s") in text
     assert "Warning EventsUnavailable count=1: the cluster did not answer within 0.5s" in text
-    assert paths == ["/api/v1/namespaces/prod/pods/checkout-1",
-                     "/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"]
+    # the pod, then the owner's read that hung; nothing after the time ran out (no events read).
+    # On a loaded machine the hung read may be cut before it reaches the stub at all.
+    assert paths[0] == "/api/v1/namespaces/prod/pods/checkout-1"
+    assert paths[1:] in ([], ["/apis/apps/v1/namespaces/prod/replicasets/checkout-6f8d9c7b5d"]), paths
 
 
 def test_cancelled_call_gets_no_reply_and_the_read_is_stopped(hang):

@@ -4,8 +4,11 @@
     2 web identity     AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN -> STS AssumeRoleWithWebIdentity
                        (EKS IRSA; aws_remote.py)
     3 shared files     ~/.aws/credentials then ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE,
-                       AWS_CONFIG_FILE), the profile AWS_PROFILE names or `default`: static keys
-                       or a credential_process command
+                       AWS_CONFIG_FILE), the profile AWS_PROFILE names or `default`: static keys,
+                       a credential_process command, or role_arn: STS AssumeRole signed with the
+                       credentials of its source_profile (which may assume a role too) or its
+                       credential_source (Environment, Ec2InstanceMetadata, EcsContainer), with
+                       its role_session_name, external_id and duration_seconds (aws_remote.py)
     4 container        AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI with
                        AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE] (EKS Pod Identity, ECS; aws_remote.py)
     5 instance         IMDSv2: a session token first, then the role's credentials (aws_remote.py)
@@ -69,9 +72,10 @@ def profile_name(environ) -> str:
     return environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default"
 
 
-def read_profile(environ) -> dict:
-    """The profile's settings from the config file, then the credentials file over them."""
-    name, home = profile_name(environ), os.path.expanduser("~")
+def read_profile(environ, name=None) -> dict:
+    """The profile's settings (AWS_PROFILE's, or `name`'s) from the config file, then the
+    credentials file over them."""
+    name, home = name or profile_name(environ), os.path.expanduser("~")
     config = environ.get("AWS_CONFIG_FILE") or os.path.join(home, ".aws", "config")
     shared = environ.get("AWS_SHARED_CREDENTIALS_FILE") or \
         os.path.join(home, ".aws", "credentials")
@@ -88,17 +92,15 @@ def read_profile(environ) -> dict:
     return settings
 
 
-def from_shared_files(environ, **_):
+def from_shared_files(environ, *, clock=time.time, **_):
     settings = read_profile(environ)
     where = f"{settings.get('_file')} [{profile_name(environ)}]"
-    if settings.get("aws_access_key_id") and settings.get("aws_secret_access_key"):
-        return Credentials(settings["aws_access_key_id"], settings["aws_secret_access_key"],
-                           settings.get("aws_session_token") or None,
-                           source=f"shared file {where}")
-    if settings.get("credential_process"):
-        return run_credential_process(settings["credential_process"], where)
-    for key, what in (("role_arn", "assume-role profiles"), ("sso_session", "SSO profiles"),
-                      ("sso_start_url", "SSO profiles")):
+    if settings.get("role_arn"):
+        return _assumed(environ, profile_name(environ), settings, clock=clock, chain=())
+    found = _profile_keys(settings, where)
+    if found is not None:
+        return found
+    for key, what in (("sso_session", "SSO profiles"), ("sso_start_url", "SSO profiles")):
         if settings.get(key):
             raise CredentialsError(
                 f"profile {where} uses {key}: {what} are not read by this client; export "
@@ -108,6 +110,62 @@ def from_shared_files(environ, **_):
         raise CredentialsError(f"AWS_PROFILE={environ['AWS_PROFILE']}: no such profile in the "
                                "shared config or credentials file")
     return None   # a profile with only settings (a region): the chain goes on
+
+
+def _profile_keys(settings, where):
+    """A profile's own credentials: static keys or its credential_process; None without."""
+    if settings.get("aws_access_key_id") and settings.get("aws_secret_access_key"):
+        return Credentials(settings["aws_access_key_id"], settings["aws_secret_access_key"],
+                           settings.get("aws_session_token") or None,
+                           source=f"shared file {where}")
+    if settings.get("credential_process"):
+        return run_credential_process(settings["credential_process"], where)
+    return None
+
+
+ROLE_SOURCES = ("Environment", "Ec2InstanceMetadata", "EcsContainer")   # a credential_source
+
+
+def _assumed(environ, name, settings, *, clock, chain):
+    """The credentials of a profile with role_arn: its source's, then STS AssumeRole."""
+    where = f"profile {name}"
+    if name in chain:
+        raise CredentialsError(f"{where}: source_profile goes round: {' -> '.join(chain + (name,))}")
+    if settings.get("mfa_serial"):
+        raise CredentialsError(f"{where} asks for an MFA code (mfa_serial), which this client does "
+                               "not prompt for: export its credentials first: eval \"$(aws configure "
+                               f"export-credentials --profile {name} --format env)\"")
+    source_name, kind = settings.get("source_profile"), settings.get("credential_source")
+    if bool(source_name) == bool(kind):
+        raise CredentialsError(f"{where}: role_arn needs exactly one of source_profile and "
+                               "credential_source")
+    if kind:
+        if kind not in ROLE_SOURCES:
+            raise CredentialsError(f"{where}: credential_source {kind!r}: give one of "
+                                   f"{', '.join(ROLE_SOURCES)}")
+        read = {"Environment": from_environment, "Ec2InstanceMetadata": from_instance,
+                "EcsContainer": from_container}[kind]
+        source = read(environ, clock=clock)
+        said = f"credential_source {kind}"
+    else:
+        found = read_profile(environ, source_name)
+        if not found:
+            raise CredentialsError(f"{where}: source_profile {source_name}: no such profile")
+        if found.get("role_arn") and source_name != name:
+            source = _assumed(environ, source_name, found, clock=clock, chain=chain + (name,))
+        else:   # the profile's own keys (a profile may name itself as its source)
+            source = _profile_keys(found, f"{found.get('_file')} [{source_name}]")
+        said = f"source_profile {source_name}"
+    if source is None:
+        raise CredentialsError(f"{where}: its {said} has no credentials")
+    try:
+        return aws_remote.assume_role(
+            environ, source, settings["role_arn"], where=f"{where}, {said}",
+            session=settings.get("role_session_name") or f"triage-agent-{int(clock())}",
+            external_id=settings.get("external_id"), duration=settings.get("duration_seconds"),
+            region=settings.get("region"), timeout=5.0)
+    except aws_remote.RemoteError as exc:
+        raise CredentialsError(str(exc)) from None
 
 
 def run_credential_process(command, where):

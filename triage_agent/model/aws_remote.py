@@ -5,6 +5,10 @@
                    (unsigned; AWS_ENDPOINT_URL_STS / AWS_ENDPOINT_URL override the endpoint)
                    -> XML .../AssumeRoleWithWebIdentityResult/Credentials/{AccessKeyId,
                    SecretAccessKey, SessionToken, Expiration}
+    assume role    POST the same endpoint, form Action=AssumeRole&Version=2011-06-15&RoleArn=..
+                   &RoleSessionName=..[&ExternalId=..][&DurationSeconds=..], SigV4-signed
+                   (service sts) with the source credentials (a profile's role_arn)
+                   -> XML .../AssumeRoleResult/Credentials/{...}, as above
     container      GET AWS_CONTAINER_CREDENTIALS_FULL_URI (https, or a loopback or the ECS/EKS
                    link-local host) or http://169.254.170.2 + _RELATIVE_URI, with the header
                    Authorization: the token file's or the variable's value
@@ -72,8 +76,8 @@ def _credentials(data, *, token_key, source):
                           f"{exc})") from None
 
 
-def sts_endpoint(environ) -> str:
-    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+def sts_endpoint(environ, region=None) -> str:
+    region = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
     default = f"https://sts.{region}.amazonaws.com" if region else "https://sts.amazonaws.com"
     return (environ.get("AWS_ENDPOINT_URL_STS") or environ.get("AWS_ENDPOINT_URL")
             or default).rstrip("/")
@@ -96,6 +100,29 @@ def assume_role_with_web_identity(environ, token_file, role, *, clock, timeout):
     url = sts_endpoint(environ) + "/?" + query
     body = _fetch(urllib.request.Request(url, headers={"accept": "application/xml"}),
                   timeout, what)
+    return _sts_credentials(body, what, source=f"web identity (AWS_ROLE_ARN {role}, STS)")
+
+
+def assume_role(environ, source, role, *, session, external_id=None, duration=None, region=None,
+                timeout, where):
+    """STS AssumeRole into `role`, signed with the `source` Credentials (a profile's role_arn:
+    `where` names the profile and where its source came from)."""
+    from triage_agent.model import sigv4
+    what = f"assume role {role} ({where})"
+    form = {"Action": "AssumeRole", "Version": "2011-06-15", "RoleArn": role,
+            "RoleSessionName": session}
+    form.update({k: str(v) for k, v in (("ExternalId", external_id), ("DurationSeconds", duration)) if v})
+    body = urllib.parse.urlencode(form).encode()
+    url = sts_endpoint(environ, region) + "/"
+    signing = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    headers = sigv4.sign("POST", url, {"content-type": "application/x-www-form-urlencoded; charset=utf-8",
+                                       "accept": "application/xml"}, body,
+                         credentials=source, region=signing, service="sts")
+    answer = _fetch(urllib.request.Request(url, data=body, headers=headers, method="POST"), timeout, what)
+    return _sts_credentials(answer, what, source=f"{what}, STS")
+
+
+def _sts_credentials(body, what, *, source):
     try:
         root = ElementTree.fromstring(body)
     except ElementTree.ParseError as exc:
@@ -106,8 +133,7 @@ def assume_role_with_web_identity(environ, token_file, role, *, clock, timeout):
     if found is None:
         raise RemoteError(f"{what}: STS answered without Credentials")
     data = {child.tag.split("}")[-1]: (child.text or "").strip() for child in found}
-    return _credentials(data, token_key="SessionToken",
-                        source=f"web identity (AWS_ROLE_ARN {role}, STS)")
+    return _credentials(data, token_key="SessionToken", source=source)
 
 
 def _container_url(environ) -> str:

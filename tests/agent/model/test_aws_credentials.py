@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tests.support.fake_endpoints import FakeEndpoints
+from tests.support.fake_sts import fake_sts
 from triage_agent.model import aws_credentials as chain
 from triage_agent.model.aws_credentials import AwsCredentialSource, CredentialsError
 
@@ -106,7 +107,8 @@ def test_a_profile_with_a_credential_process_runs_it(home, tmp_path):
     found = AwsCredentialSource({"AWS_PROFILE": "sso", **NO_IMDS}).get()
     assert (found.access_key, found.expiry) == ("ASIAPROC", EXPIRY_TS)
     assert chain.read_profile({"AWS_PROFILE": "sso"})["region"] == "eu-west-1"
-    with pytest.raises(CredentialsError, match="export-credentials --profile assumed"):
+    with pytest.raises(CredentialsError, match="profile assumed: role_arn needs exactly one of "
+                       "source_profile and credential_source"):
         AwsCredentialSource({"AWS_PROFILE": "assumed", **NO_IMDS}).get()
 
 
@@ -206,3 +208,82 @@ def test_a_profile_with_only_a_region_lets_the_chain_go_on(home):
                                      "AWS_CONTAINER_CREDENTIALS_FULL_URI": box.url + "/creds"}
                                     ).get()
     assert found.access_key == "ASIACONT"
+
+
+# --- profiles with role_arn: STS AssumeRole, signed with the source's credentials ----------------
+
+def write_config(home, text):
+    (home / ".aws").mkdir(exist_ok=True)
+    (home / ".aws" / "config").write_text(text)
+
+
+def test_a_role_profile_assumes_its_role_with_its_source_profile_s_keys(home):
+    write_config(home, "[profile oncall]\nrole_arn = arn:aws:iam::111:role/triage\nsource_profile = base\n"
+                       "role_session_name = sre-bot\nexternal_id = ext-42\nduration_seconds = 1800\n"
+                       "region = eu-west-1\n[profile base]\naws_access_key_id = AKIABASE\n"
+                       "aws_secret_access_key = base-secret\n")
+    with fake_sts({"AKIABASE": ("base-secret", None)},
+                  {"arn:aws:iam::111:role/triage": ("ASIAROLE", "role-token")}) as sts:
+        clock = Clock(EXPIRY_TS - 3600)
+        source = AwsCredentialSource({"AWS_PROFILE": "oncall", "AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS},
+                                     clock=clock)
+        found = source.get()
+        assert (found.access_key, found.token, found.expiry) == ("ASIAROLE", "role-token", EXPIRY_TS)
+        assert "assume role arn:aws:iam::111:role/triage (profile oncall, source_profile base), STS" \
+            == found.source
+        assert sts.requests[0]["form"] == {"Action": "AssumeRole", "Version": "2011-06-15",
+                                           "RoleArn": "arn:aws:iam::111:role/triage", "RoleSessionName": "sre-bot",
+                                           "ExternalId": "ext-42", "DurationSeconds": "1800"}
+        clock.now = EXPIRY_TS - chain.REFRESH_MARGIN + 1   # due: assumed again
+        assert source.get().access_key == "ASIAROLE" and source.refreshes == 1 and len(sts.requests) == 2
+    assert "role-token" not in repr(found) and "secret" not in repr(found)
+
+
+def test_roles_chain_and_a_credential_source_signs_with_its_credentials(home):
+    write_config(home, "[profile inner]\nrole_arn = arn:aws:iam::222:role/hop\nsource_profile = keys\n"
+                       "[profile outer]\nrole_arn = arn:aws:iam::333:role/triage\nsource_profile = inner\n"
+                       "[profile keys]\naws_access_key_id = AKIAKEYS\naws_secret_access_key = k\n"
+                       "[profile fromenv]\nrole_arn = arn:aws:iam::444:role/triage\n"
+                       "credential_source = Environment\n")
+    answers = {"arn:aws:iam::222:role/hop": ("ASIAHOP", "hop-token"),
+               "arn:aws:iam::333:role/triage": ("ASIAOUTER", "outer-token"),
+               "arn:aws:iam::444:role/triage": ("ASIAENVROLE", "env-role-token")}
+    keys = {"AKIAKEYS": ("k", None), "ASIAHOP": ("ASIAHOP-secret", "hop-token"), "AKIAENV": ("env-secret", None)}
+    with fake_sts(keys, answers, region="us-east-1") as sts:
+        base = {"AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS}
+        assert AwsCredentialSource(dict(base, AWS_PROFILE="outer")).get().access_key == "ASIAOUTER"
+        assert [r["form"]["RoleArn"] for r in sts.requests] == ["arn:aws:iam::222:role/hop",
+                                                               "arn:aws:iam::333:role/triage"]
+        # the environment's keys sign for the role; they are not the credentials used
+        with pytest.MonkeyPatch.context() as patch:
+            patch.delenv("AWS_REGION", raising=False)
+            found = chain.from_shared_files(dict(base, AWS_PROFILE="fromenv", **STATIC))
+        assert found.access_key == "ASIAENVROLE" and "credential_source Environment" in found.source
+
+
+@pytest.mark.parametrize("config, words", [
+    ("[profile p]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = p2\n[profile p2]\n"
+     "role_arn = arn:aws:iam::1:role/y\nsource_profile = p\n", "source_profile goes round: p -> p2 -> p"),
+    ("[profile p]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = gone\n", "source_profile gone: no such profile"),
+    ("[profile p]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = empty\n[profile empty]\nregion = us-east-1\n",
+     "its source_profile empty has no credentials"),
+    ("[profile p]\nrole_arn = arn:aws:iam::1:role/x\ncredential_source = Laptop\n", "credential_source 'Laptop'"),
+    ("[profile p]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = k\nmfa_serial = arn:aws:iam::1:mfa/me\n"
+     "[profile k]\naws_access_key_id = A\naws_secret_access_key = B\n", "asks for an MFA code"),
+])
+def test_a_role_profile_that_cannot_work_says_why_and_asks_no_one(home, config, words):
+    write_config(home, config)
+    with fake_sts({}, {}) as sts:
+        with pytest.raises(CredentialsError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            AwsCredentialSource({"AWS_PROFILE": "p", "AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS}).get()
+    assert sts.requests == []
+
+
+def test_sts_refusing_the_role_is_an_error_with_its_answer(home):
+    write_config(home, "[profile p]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = k\n"
+                       "[profile k]\naws_access_key_id = AKIAWRONG\naws_secret_access_key = B\n")
+    with fake_sts({"AKIAOTHER": ("s", None)}, {}) as sts:
+        with pytest.raises(CredentialsError, match="assume role arn:aws:iam::1:role/x .*HTTP 403.*InvalidClientTokenId"):
+            AwsCredentialSource({"AWS_PROFILE": "p", "AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS}).get()
+    assert len(sts.requests) == 1
+
