@@ -5,7 +5,9 @@
                        (EKS IRSA; aws_remote.py)
     3 shared files     ~/.aws/credentials then ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE,
                        AWS_CONFIG_FILE), the profile AWS_PROFILE names or `default`: static keys,
-                       a credential_process command, or role_arn: STS AssumeRole signed with the
+                       a credential_process command, an SSO profile (its sso-session's or its own
+                       start URL and region, through the login `aws sso login` cached), or
+                       role_arn: STS AssumeRole signed with the
                        credentials of its source_profile (which may assume a role too) or its
                        credential_source (Environment, Ec2InstanceMetadata, EcsContainer), with
                        its role_session_name, external_id and duration_seconds (aws_remote.py)
@@ -72,16 +74,17 @@ def profile_name(environ) -> str:
     return environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default"
 
 
-def read_profile(environ, name=None) -> dict:
+def read_profile(environ, name=None, *, section=None) -> dict:
     """The profile's settings (AWS_PROFILE's, or `name`'s) from the config file, then the
-    credentials file over them."""
+    credentials file over them; or another `section` of the config file (sso-session NAME)."""
     name, home = name or profile_name(environ), os.path.expanduser("~")
     config = environ.get("AWS_CONFIG_FILE") or os.path.join(home, ".aws", "config")
     shared = environ.get("AWS_SHARED_CREDENTIALS_FILE") or \
         os.path.join(home, ".aws", "credentials")
     settings = {}
-    for path, section in ((config, name if name == "default" else f"profile {name}"),
-                          (shared, name)):
+    places = ((config, section),) if section else \
+        ((config, name if name == "default" else f"profile {name}"), (shared, name))
+    for path, section in places:
         parser = configparser.RawConfigParser()
         try:
             parser.read(path, encoding="utf-8")
@@ -100,16 +103,30 @@ def from_shared_files(environ, *, clock=time.time, **_):
     found = _profile_keys(settings, where)
     if found is not None:
         return found
-    for key, what in (("sso_session", "SSO profiles"), ("sso_start_url", "SSO profiles")):
-        if settings.get(key):
-            raise CredentialsError(
-                f"profile {where} uses {key}: {what} are not read by this client; export "
-                "its credentials first: eval \"$(aws configure export-credentials --profile "
-                f"{profile_name(environ)} --format env)\"")
+    if settings.get("sso_session") or settings.get("sso_start_url"):
+        return _sso(environ, profile_name(environ), settings, clock=clock)
     if environ.get("AWS_PROFILE") and not settings:   # botocore: ProfileNotFound
         raise CredentialsError(f"AWS_PROFILE={environ['AWS_PROFILE']}: no such profile in the "
                                "shared config or credentials file")
     return None   # a profile with only settings (a region): the chain goes on
+
+
+def _sso(environ, name, settings, *, clock):
+    """An SSO profile (IAM Identity Center): its sso-session's (or its own) start URL and region,
+    its account and role, through the login `aws sso login` cached."""
+    session = settings.get("sso_session")
+    sso = read_profile(environ, section=f"sso-session {session}") if session else settings
+    wanted = {"start_url": sso.get("sso_start_url"), "region": sso.get("sso_region"),
+              "account_id": settings.get("sso_account_id"), "role_name": settings.get("sso_role_name")}
+    missing = [f"sso_{k}" for k, v in wanted.items() if not v]
+    if missing:
+        raise CredentialsError(f"SSO profile {name}: {', '.join(missing)} not set"
+                               + (f" (in [sso-session {session}] or the profile)" if session else ""))
+    try:
+        return aws_remote.sso_credentials(environ, dict(wanted, session=session), clock=clock,
+                                          timeout=5.0, where=name)
+    except aws_remote.RemoteError as exc:
+        raise CredentialsError(str(exc)) from None
 
 
 def _profile_keys(settings, where):
@@ -153,6 +170,8 @@ def _assumed(environ, name, settings, *, clock, chain):
             raise CredentialsError(f"{where}: source_profile {source_name}: no such profile")
         if found.get("role_arn") and source_name != name:
             source = _assumed(environ, source_name, found, clock=clock, chain=chain + (name,))
+        elif found.get("sso_session") or found.get("sso_start_url"):
+            source = _sso(environ, source_name, found, clock=clock)
         else:   # the profile's own keys (a profile may name itself as its source)
             source = _profile_keys(found, f"{found.get('_file')} [{source_name}]")
         said = f"source_profile {source_name}"

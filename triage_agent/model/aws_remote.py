@@ -5,6 +5,11 @@
                    (unsigned; AWS_ENDPOINT_URL_STS / AWS_ENDPOINT_URL override the endpoint)
                    -> XML .../AssumeRoleWithWebIdentityResult/Credentials/{AccessKeyId,
                    SecretAccessKey, SessionToken, Expiration}
+    SSO            GET https://portal.sso.SSO_REGION.amazonaws.com/federation/credentials
+                   ?account_id=..&role_name=.. with x-amz-sso_bearer_token: the access token
+                   `aws sso login` cached in ~/.aws/sso/cache/SHA1(session name or start URL).json
+                   (AWS_ENDPOINT_URL_SSO overrides the portal) -> JSON roleCredentials
+                   {accessKeyId, secretAccessKey, sessionToken, expiration (ms)}
     assume role    POST the same endpoint, form Action=AssumeRole&Version=2011-06-15&RoleArn=..
                    &RoleSessionName=..[&ExternalId=..][&DurationSeconds=..], SigV4-signed
                    (service sts) with the source credentials (a profile's role_arn)
@@ -22,7 +27,9 @@ Failures are RemoteError with where it was and what came back (never a secret).
 """
 
 import datetime
+import hashlib
 import ipaddress
+import os
 import json
 import urllib.error
 import urllib.parse
@@ -204,3 +211,35 @@ def imds_credentials(environ, *, timeout):
     if isinstance(data, dict) and data.get("Code", "Success") != "Success":
         raise RemoteError(f"{what}: role {role}: {data.get('Code')} {data.get('Message', '')}")
     return _credentials(data, token_key="Token", source=f"{what} (role {role}, IMDSv2)")
+
+
+def sso_credentials(environ, sso, *, clock, timeout, where):
+    """An SSO profile's role credentials (`sso`: start_url, region, session (or None), account_id,
+    role_name) with the access token `aws sso login` cached."""
+    key = hashlib.sha1((sso["session"] or sso["start_url"]).encode("utf-8")).hexdigest()
+    path = os.path.join(os.path.expanduser("~"), ".aws", "sso", "cache", f"{key}.json")
+    login = f"aws sso login {'--sso-session ' + sso['session'] if sso['session'] else '--profile ' + where}"
+    try:
+        with open(path, encoding="utf-8") as file:
+            cached = json.load(file)
+        token, expires = cached["accessToken"], parse_time(cached["expiresAt"].replace("UTC", "Z"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise RemoteError(f"SSO profile {where}: no cached SSO login ({path}): run {login}") from None
+    if expires <= clock():
+        raise RemoteError(f"SSO profile {where}: the SSO login expired: run {login}")
+    base = (environ.get("AWS_ENDPOINT_URL_SSO")
+            or f"https://portal.sso.{sso['region']}.amazonaws.com").rstrip("/")
+    query = urllib.parse.urlencode({"account_id": sso["account_id"], "role_name": sso["role_name"]})
+    what = f"SSO profile {where} (account {sso['account_id']}, role {sso['role_name']})"
+    body = _fetch(urllib.request.Request(f"{base}/federation/credentials?{query}",
+                                         headers={"x-amz-sso_bearer_token": token}), timeout, what)
+    try:
+        found = json.loads(body)["roleCredentials"]
+        data = {"AccessKeyId": found["accessKeyId"], "SecretAccessKey": found["secretAccessKey"],
+                "SessionToken": found.get("sessionToken"),
+                "Expiration": datetime.datetime.fromtimestamp(found["expiration"] / 1000,
+                                                              datetime.timezone.utc).isoformat()}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RemoteError(f"{what}: the portal answered without credentials ({type(exc).__name__})") from None
+    return _credentials(data, token_key="SessionToken", source=f"{what}, IAM Identity Center")
+

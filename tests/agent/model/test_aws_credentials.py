@@ -287,3 +287,71 @@ def test_sts_refusing_the_role_is_an_error_with_its_answer(home):
             AwsCredentialSource({"AWS_PROFILE": "p", "AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS}).get()
     assert len(sts.requests) == 1
 
+
+# --- SSO profiles (IAM Identity Center): the login `aws sso login` cached, then the portal -------
+
+def sso_login(home, name, *, expires="2099-01-01T00:00:00Z"):
+    import hashlib
+    cache = home / ".aws" / "sso" / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / f"{hashlib.sha1(name.encode()).hexdigest()}.json").write_text(json.dumps(
+        {"startUrl": "https://acme.awsapps.com/start", "region": "eu-central-1",
+         "accessToken": "sso-access-token", "expiresAt": expires}))
+
+
+def portal(expiration_ms=EXPIRY_TS * 1000):
+    def serve(record):
+        if record["headers"].get("x-amz-sso_bearer_token") != "sso-access-token":
+            return 401, {}, {"message": "Session token not found or invalid"}
+        return 200, {}, {"roleCredentials": {"accessKeyId": "ASIASSO", "secretAccessKey": "sso-secret",
+                                             "sessionToken": "sso-session", "expiration": expiration_ms}}
+    return FakeEndpoints({("GET", "/federation/credentials"): serve})
+
+
+@pytest.mark.parametrize("config, cache_key", [
+    ("[profile dev]\nsso_session = acme\nsso_account_id = 111122223333\nsso_role_name = Triage\n"
+     "[sso-session acme]\nsso_start_url = https://acme.awsapps.com/start\nsso_region = eu-central-1\n", "acme"),
+    ("[profile dev]\nsso_start_url = https://acme.awsapps.com/start\nsso_region = eu-central-1\n"
+     "sso_account_id = 111122223333\nsso_role_name = Triage\n", "https://acme.awsapps.com/start")])
+def test_an_sso_profile_gets_its_role_credentials_with_the_cached_login(home, config, cache_key):
+    write_config(home, config)
+    sso_login(home, cache_key)
+    with portal() as box:
+        found = AwsCredentialSource({"AWS_PROFILE": "dev", "AWS_ENDPOINT_URL_SSO": box.url, **NO_IMDS}).get()
+    assert (found.access_key, found.token, found.expiry) == ("ASIASSO", "sso-session", EXPIRY_TS)
+    assert "account 111122223333, role Triage" in found.source and "sso-access-token" not in repr(found)
+    (request,) = box.requests
+    assert request["path"] == "/federation/credentials?account_id=111122223333&role_name=Triage"
+
+
+def test_a_role_profile_can_take_an_sso_profile_as_its_source(home):
+    write_config(home, "[profile dev]\nsso_session = acme\nsso_account_id = 1\nsso_role_name = Triage\n"
+                       "[sso-session acme]\nsso_start_url = https://acme.awsapps.com/start\nsso_region = eu-central-1\n"
+                       "[profile bedrock]\nrole_arn = arn:aws:iam::2:role/bedrock\nsource_profile = dev\n")
+    sso_login(home, "acme")
+    with portal() as box, fake_sts({"ASIASSO": ("sso-secret", "sso-session")},
+                                   {"arn:aws:iam::2:role/bedrock": ("ASIABR", "br-token")}, region="us-east-1") as sts:
+        found = AwsCredentialSource({"AWS_PROFILE": "bedrock", "AWS_ENDPOINT_URL_SSO": box.url,
+                                     "AWS_ENDPOINT_URL_STS": sts.url, **NO_IMDS}).get()
+    assert found.access_key == "ASIABR" and len(box.requests) == len(sts.requests) == 1
+
+
+@pytest.mark.parametrize("login, words", [
+    (None, "no cached SSO login"), ("2020-01-01T00:00:00Z", "the SSO login expired"),
+    ("2020-01-01T00:00:00UTC", "the SSO login expired")])
+def test_without_a_current_sso_login_it_says_to_log_in_and_asks_no_one(home, login, words):
+    write_config(home, "[profile dev]\nsso_session = acme\nsso_account_id = 1\nsso_role_name = Triage\n"
+                       "[sso-session acme]\nsso_start_url = https://acme.awsapps.com/start\nsso_region = eu-central-1\n")
+    if login:
+        sso_login(home, "acme", expires=login)
+    with portal() as box:
+        with pytest.raises(CredentialsError, match=f"{words}.*run aws sso login --sso-session acme"):
+            AwsCredentialSource({"AWS_PROFILE": "dev", "AWS_ENDPOINT_URL_SSO": box.url, **NO_IMDS}).get()
+    assert box.requests == []
+
+
+def test_an_sso_profile_missing_its_account_or_role_names_them(home):
+    write_config(home, "[profile dev]\nsso_session = acme\n[sso-session acme]\nsso_region = eu-central-1\n")
+    with pytest.raises(CredentialsError, match="sso_start_url, sso_account_id, sso_role_name not set"):
+        AwsCredentialSource({"AWS_PROFILE": "dev", **NO_IMDS}).get()
+
