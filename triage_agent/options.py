@@ -242,8 +242,8 @@ def add_model_options(p):
                    "$AWS_DEFAULT_REGION, the AWS profile's); vertex: the location, global "
                    "allowed (default: $CLOUD_ML_REGION)")
     p.add_argument("--project", help="vertex: the Google Cloud project id (default: "
-                   "$ANTHROPIC_VERTEX_PROJECT_ID, else $GOOGLE_CLOUD_PROJECT, else the metadata "
-                   "server's on Google Cloud)")
+                   "$ANTHROPIC_VERTEX_PROJECT_ID, else $GOOGLE_CLOUD_PROJECT, else the "
+                   "credentials': a key file's project_id, the metadata server's)")
     p.add_argument("--vertex-token-command", metavar="COMMAND", help="vertex: a command that "
                    "prints an access token, e.g. 'gcloud auth print-access-token' (default: "
                    "$GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file, else "

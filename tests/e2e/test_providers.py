@@ -18,6 +18,7 @@ from tests.support.fake_endpoints import FakeEndpoints
 from tests.support.fake_messages_api import FakeMessagesApi
 from tests.support.fake_providers import FakeBedrock, FakeVertex
 from tests.support.fake_sts import fake_sts
+from tests.support.google_keys import make_key, service_account_file, token_endpoint
 from triage_agent.model import gcp_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,6 +163,23 @@ def test_on_google_cloud_the_metadata_server_names_the_project_too(shared_sim, t
     assert len(asked) == 1 and asked[0]["headers"]["metadata-flavor"] == "Google"
 
 
+def test_a_triage_through_vertex_with_a_service_account_key(shared_sim, tmp_path):
+    """GOOGLE_APPLICATION_CREDENTIALS names a key file openssl made: the token comes from a JWT
+    signed with it (verified by openssl at the fake endpoint), the project from its project_id."""
+    env = clean_env(tmp_path)
+    pem, public = make_key(tmp_path)
+    with token_endpoint(public) as oauth, FakeVertex(responses()) as api:
+        api.tokens = {"ya29.from-service-account"}
+        key = service_account_file(tmp_path / "sa.json", pem, oauth.url + "/token")
+        env.update(GOOGLE_APPLICATION_CREDENTIALS=str(key), CLOUD_ML_REGION="europe-west1")
+        out, _ = triage(shared_sim("crashloop"), tmp_path, env, "--provider", "vertex",
+                        "--base-url", api.url + "/v1")
+    assert {(r["project"], r["region"]) for r in api.requests} == {("sre-keys", "europe-west1")}
+    assert len(oauth.requests) == 1   # one token for the whole run
+    assert "model credentials: Google access token from service account triage@sre-keys" in out.stderr
+    assert "PRIVATE KEY" not in out.stderr + (tmp_path / "trace.jsonl").read_text()
+
+
 def test_no_project_anywhere_says_what_was_tried(tmp_path):
     env = clean_env(tmp_path)
     with FakeEndpoints({}) as meta:   # a metadata server that knows no project: 404
@@ -174,8 +192,8 @@ def test_no_project_anywhere_says_what_was_tried(tmp_path):
     adc = tmp_path / "adc.json"   # credentials from a file: the metadata server is not asked
     adc.write_text(json.dumps({"type": "authorized_user", "client_id": "c", "client_secret": "s",
                                "refresh_token": "r"}))
-    with pytest.raises(gcp_tokens.TokenError, match="from a file"):
-        gcp_tokens.metadata_project({"GOOGLE_APPLICATION_CREDENTIALS": str(adc), "HOME": str(tmp_path)})
+    with pytest.raises(gcp_tokens.TokenError, match="names no project"):
+        gcp_tokens.default_project({"GOOGLE_APPLICATION_CREDENTIALS": str(adc), "HOME": str(tmp_path)})
 
 
 def test_a_triage_through_a_gateway_keeps_the_anthropic_profile(shared_sim, tmp_path):

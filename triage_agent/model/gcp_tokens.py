@@ -7,13 +7,17 @@
         authorized_user  POST token_uri (https://oauth2.googleapis.com/token) form
                          grant_type=refresh_token, client_id, client_secret, refresh_token
                          -> {access_token, expires_in}
-        service_account  needs an RS256-signed JWT, which the standard library cannot make:
-                         an error that points to --vertex-token-command
+        service_account  POST token_uri form grant_type=urn:ietf:params:oauth:grant-type:
+                         jwt-bearer, assertion=a JWT {iss: client_email, scope: cloud-platform,
+                         aud: token_uri, iat, exp: iat + 3600} signed RS256 with private_key
+                         (rs256.py) -> {access_token, expires_in}; its project_id is the
+                         project when nothing else names one (default_project)
     3 the metadata server (GKE workload identity, GCE, Cloud Run):
         GET http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/
             default/token  with Metadata-Flavor: Google  -> {access_token, expires_in}
-Where the token comes from the metadata server, so may the project (`metadata_project`: GET
-/computeMetadata/v1/project/project-id), when neither --project nor the environment names one.
+When neither --project nor the environment names the project, the credentials may
+(`default_project`): a service-account key's project_id, else, where the token comes from the
+metadata server, the project it names (GET /computeMetadata/v1/project/project-id).
 An authorized_user file's quota_project_id is the project user credentials are billed to:
 the transport sends it as x-goog-user-project, as Google's client libraries do.
         (GCE_METADATA_HOST moves it, as google-auth reads it)
@@ -31,6 +35,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from triage_agent.model import rs256
+
 TOKEN_URI = "https://oauth2.googleapis.com/token"
 METADATA_HOST = "metadata.google.internal"
 METADATA_IP = "169.254.169.254"
@@ -40,10 +46,9 @@ PROJECT_TIMEOUT = 3.0  # off Google Cloud the metadata host does not answer: say
 REFRESH_MARGIN = 300.0
 COMMAND_TOKEN_TTL = 300.0
 COMMAND_TIMEOUT = 60.0
-NO_RS256 = ("is a service-account key: signing its JWT needs RS256, which the Python standard "
-            "library does not have; use --vertex-token-command 'gcloud auth "
-            "print-access-token' (after gcloud auth activate-service-account --key-file FILE), "
-            "or run where the metadata server answers (GKE workload identity, GCE)")
+SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+JWT_SECONDS = 3600   # the longest assertion Google accepts
 
 
 class TokenError(Exception):
@@ -118,8 +123,7 @@ class GcpTokenSource:
                             "GOOGLE_APPLICATION_CREDENTIALS"),
                            (adc_file(self._environ), "gcloud application-default file")):
             if path and (name.startswith("GOOGLE") or os.path.isfile(path)):
-                self._fetch = self._file_fetcher(path, name)
-                self.source = f"authorized_user refresh token ({name} {path})"
+                self._fetch, self.source = self._file_fetcher(path, name)
                 return self.source
         self._fetch, self.source = self._from_metadata, "the metadata server " \
             f"({self._environ.get('GCE_METADATA_HOST') or METADATA_HOST})"
@@ -147,18 +151,15 @@ class GcpTokenSource:
         return token, COMMAND_TOKEN_TTL + REFRESH_MARGIN
 
     def _file_fetcher(self, path, name):
-        try:
-            with open(path, encoding="utf-8") as file:
-                info = json.load(file)
-        except (OSError, ValueError) as exc:
-            raise TokenError(f"{name} {path}: cannot read it as JSON ({exc})") from None
-        kind = info.get("type") if isinstance(info, dict) else None
+        """(fetch, source) for a credentials file: an authorized_user or service_account one."""
+        info = _read_json(path, name)
+        kind = info.get("type")
         if kind == "service_account":
-            raise TokenError(f"{name} {path} {NO_RS256}")
+            return self._service_account_fetcher(info, f"{name} {path}")
         if kind != "authorized_user" or not all(isinstance(info.get(k), str) for k in
                                                 ("client_id", "client_secret", "refresh_token")):
             raise TokenError(f"{name} {path}: type {kind!r} is not read by this client (only "
-                             "authorized_user); use --vertex-token-command instead")
+                             "authorized_user and service_account); use --vertex-token-command instead")
         form = {"grant_type": "refresh_token", "client_id": info["client_id"],
                 "client_secret": info["client_secret"], "refresh_token": info["refresh_token"]}
         url = info.get("token_uri") or TOKEN_URI
@@ -168,7 +169,26 @@ class GcpTokenSource:
         def fetch():
             data = _post_form(url, form, f"refresh-token exchange at {url}", self._timeout)
             return data["access_token"], _lifetime(data)
-        return fetch
+        return fetch, f"authorized_user refresh token ({name} {path})"
+
+    def _service_account_fetcher(self, info, where):
+        email = info.get("client_email")
+        if not isinstance(email, str) or not email:
+            raise TokenError(f"{where}: a service-account key without client_email")
+        try:
+            key = rs256.read_private_key(info.get("private_key"))
+        except rs256.KeyFormatError as exc:
+            raise TokenError(f"{where}: its private_key cannot be used: {exc}") from None
+        url = info.get("token_uri") or TOKEN_URI
+
+        def fetch():
+            now = int(self._clock())
+            assertion = rs256.jwt({"iss": email, "scope": SCOPE, "aud": url, "iat": now,
+                                   "exp": now + JWT_SECONDS}, key, key_id=info.get("private_key_id"))
+            data = _post_form(url, {"grant_type": JWT_BEARER, "assertion": assertion},
+                              f"service-account token exchange at {url}", self._timeout)
+            return data["access_token"], _lifetime(data)
+        return fetch, f"service account {email} ({where})"
 
     def _from_metadata(self):
         host = self._environ.get("GCE_METADATA_HOST") or METADATA_HOST
@@ -185,12 +205,28 @@ class GcpTokenSource:
         return data["access_token"], _lifetime(data)
 
 
-def metadata_project(environ, *, timeout=PROJECT_TIMEOUT):
-    """The project id the metadata server names (GKE workload identity, GCE, Cloud Run) when the
-    token comes from it too (no --vertex-token-command, no credentials file); TokenError with
-    what was tried otherwise."""
-    if environ.get("GOOGLE_APPLICATION_CREDENTIALS") or os.path.isfile(adc_file(environ)):
-        raise TokenError("the credentials come from a file, which names no project here")
+def _read_json(path, name):
+    try:
+        with open(path, encoding="utf-8") as file:
+            info = json.load(file)
+    except (OSError, ValueError) as exc:
+        raise TokenError(f"{name} {path}: cannot read it as JSON ({exc})") from None
+    if not isinstance(info, dict):
+        raise TokenError(f"{name} {path}: not a JSON object")
+    return info
+
+
+def default_project(environ, *, timeout=PROJECT_TIMEOUT):
+    """The project the credentials name when nothing else does: a service-account key's
+    project_id, else (no credentials file) the metadata server's (GKE workload identity, GCE,
+    Cloud Run); TokenError with what was tried otherwise."""
+    path = environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    path = path or (adc_file(environ) if os.path.isfile(adc_file(environ)) else None)
+    if path:
+        project = _read_json(path, "the credentials file").get("project_id")
+        if isinstance(project, str) and project:
+            return project
+        raise TokenError(f"the credentials file {path} names no project")
     # by its address, as google-auth checks for it: no DNS lookup to wait on off Google Cloud
     host = environ.get("GCE_METADATA_HOST") or environ.get("GCE_METADATA_IP") or METADATA_IP
     request = urllib.request.Request(f"http://{host}{PROJECT_PATH}", headers={"Metadata-Flavor": "Google"})

@@ -117,7 +117,7 @@ def _settle_vertex(args, environ):
     if not project and not args.vertex_token_command:   # the token's source may name it
         from triage_agent.model import gcp_tokens
         try:
-            project = gcp_tokens.metadata_project(environ)
+            project = gcp_tokens.default_project(environ)
         except gcp_tokens.TokenError as exc:
             unnamed = f"; {exc}"
     if not project or not PROJECT.fullmatch(project):

@@ -52,15 +52,16 @@ def test_no_aws_credentials_stop_the_run_before_any_model_call(tmp_path):
     assert "no AWS credentials found" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_a_service_account_key_for_vertex_is_refused_with_the_way_out(tmp_path):
+def test_a_service_account_key_that_cannot_sign_is_a_usage_error_that_never_shows_it(tmp_path):
     key = tmp_path / "sa.json"
-    key.write_text(json.dumps({"type": "service_account", "private_key": "PRIVATE-KEY-BYTES"}))
+    key.write_text(json.dumps({"type": "service_account", "private_key": "PRIVATE-KEY-BYTES",
+                               "client_email": "triage@p1.iam.gserviceaccount.com"}))
     out = run_cli_here("pods restart", "--namespaces", "prod", "--provider", "vertex",
                        "--project", "p1", "--region", "global",
                        env=dict(NO_CLOUD, HOME=str(tmp_path),
                                 GOOGLE_APPLICATION_CREDENTIALS=str(key)))
-    assert out.returncode == 2 and "RS256" in out.stderr
-    assert "--vertex-token-command" in out.stderr and "PRIVATE-KEY-BYTES" not in out.stderr
+    assert out.returncode == 2 and "its private_key cannot be used: no PEM" in out.stderr
+    assert "PRIVATE-KEY-BYTES" not in out.stderr
 
 
 def args(**given):

@@ -13,6 +13,7 @@ from tests.agent.model.test_sse import EVERYTHING
 from tests.support.fake_endpoints import FakeEndpoints
 from tests.support.fake_messages_api import response, text
 from tests.support.fake_providers import FakeVertex
+from tests.support.google_keys import make_key, service_account_file, token_endpoint
 from triage_agent.model import gcp_tokens, vertex
 from triage_agent.model.gcp_tokens import GcpTokenSource, TokenError
 from triage_agent.model.messages import ApiError, MessagesClient
@@ -158,13 +159,45 @@ def test_an_authorized_user_file_is_a_refresh_token_exchange(tmp_path):
     assert "1//refresh" not in source.source and "csecret" not in source.source
 
 
-def test_a_service_account_key_says_rs256_is_missing_and_points_to_the_command(tmp_path):
+@pytest.fixture(scope="module")
+def google_key(tmp_path_factory):
+    return make_key(tmp_path_factory.mktemp("google-key"))
+
+
+def test_a_service_account_key_signs_its_jwt_and_gets_a_token(tmp_path, google_key):
+    pem, public = google_key
+    with token_endpoint(public) as endpoint:
+        key = service_account_file(tmp_path / "sa.json", pem, endpoint.url + "/token")
+        source = GcpTokenSource(environ={"GOOGLE_APPLICATION_CREDENTIALS": str(key)}, clock=lambda: 1_800_000_000)
+        assert source.get() == "ya29.from-service-account"
+    header, claims = endpoint.requests[0]["jwt"]
+    assert header == {"alg": "RS256", "typ": "JWT", "kid": "kid-1"}
+    assert claims == {"iss": "triage@sre-keys.iam.gserviceaccount.com", "aud": endpoint.url + "/token",
+                      "scope": "https://www.googleapis.com/auth/cloud-platform",
+                      "iat": 1_800_000_000, "exp": 1_800_003_600}
+    assert source.source == f"service account triage@sre-keys.iam.gserviceaccount.com (GOOGLE_APPLICATION_CREDENTIALS {key})"
+    assert gcp_tokens.default_project({"GOOGLE_APPLICATION_CREDENTIALS": str(key)}) == "sre-keys"
+
+
+def test_a_signature_the_endpoint_cannot_verify_is_refused(tmp_path, google_key):
+    other, _ = make_key(tmp_path)   # a key that is not the one the endpoint knows
+    with token_endpoint(google_key[1]) as endpoint:
+        key = service_account_file(tmp_path / "sa.json", other, endpoint.url + "/token")
+        with pytest.raises(TokenError, match="HTTP 400.*Invalid JWT Signature"):
+            GcpTokenSource(environ={"GOOGLE_APPLICATION_CREDENTIALS": str(key)}).get()
+
+
+@pytest.mark.parametrize("private_key, words", [
+    ("-----BEGIN...", "no PEM 'PRIVATE KEY' block"),
+    ("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----", "its private_key cannot be used: the key's DER"),
+    (None, "no PEM")])
+def test_a_service_account_key_that_cannot_sign_says_why_and_never_shows_the_key(tmp_path, private_key, words):
     key = tmp_path / "sa.json"
-    key.write_text(json.dumps({"type": "service_account", "private_key": "-----BEGIN..."}))
+    key.write_text(json.dumps({"type": "service_account", "private_key": private_key,
+                               "client_email": "x@y.iam.gserviceaccount.com"}))
     with pytest.raises(TokenError) as failed:
         GcpTokenSource(environ={"GOOGLE_APPLICATION_CREDENTIALS": str(key)}).get()
-    assert "RS256" in str(failed.value) and "--vertex-token-command" in str(failed.value)
-    assert "BEGIN" not in str(failed.value)
+    assert words in str(failed.value) and "bm90" not in str(failed.value)
 
 
 def test_the_token_command_is_run_again_before_its_token_would_expire(tmp_path):
