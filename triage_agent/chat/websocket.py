@@ -5,6 +5,9 @@
     frames: FIN|RSV|opcode, MASK|len (7, 16 or 64 bit), client frames masked, server's never
 
 `ws://` over TCP, `wss://` over TLS (the default context: certificates and host names checked).
+Through the proxy the environment names (HTTPS_PROXY for wss://, HTTP_PROXY for ws://, as
+urllib reads them, NO_PROXY respected): an HTTP CONNECT tunnel (with Basic proxy credentials
+when its URL has them), TLS to the server inside it, as the Web API's requests go (urllib).
 Text and binary messages may come in fragments; pings are answered with pongs while reading; a
 quiet connection gets a ping of ours after `keepalive` seconds and is dead when nothing answers
 within another `keepalive`. A message over `max_bytes` is refused with close code 1009, invalid
@@ -21,6 +24,7 @@ import ssl
 import struct
 import threading
 import urllib.parse
+import urllib.request
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 CONT, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
@@ -43,11 +47,15 @@ def connect(url, *, timeout=10.0, keepalive=10.0, max_bytes=1 << 20, ssl_context
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
         raise WebSocketError(f"not a ws:// or wss:// URL: {parts.scheme}://…")
     port = parts.port or (443 if parts.scheme == "wss" else 80)
+    proxy = proxy_for(parts)
+    where = f"{proxy[0]}:{proxy[1]} (the proxy)" if proxy else f"{parts.hostname}:{port}"
     try:
-        sock = socket.create_connection((parts.hostname, port), timeout=timeout)
+        sock = socket.create_connection(proxy[:2] if proxy else (parts.hostname, port), timeout=timeout)
     except OSError as e:
-        raise WebSocketError(f"cannot connect to {parts.hostname}:{port}: {e}") from None
+        raise WebSocketError(f"cannot connect to {where}: {e}") from None
     try:
+        if proxy:
+            _tunnel(sock, parts.hostname, port, proxy[2])
         if parts.scheme == "wss":
             context = ssl_context or ssl.create_default_context()
             sock = context.wrap_socket(sock, server_hostname=parts.hostname)
@@ -61,6 +69,43 @@ def connect(url, *, timeout=10.0, keepalive=10.0, max_bytes=1 << 20, ssl_context
     except WebSocketError:
         sock.close()
         raise
+
+
+def proxy_for(parts):
+    """(host, port, Proxy-Authorization value or None) of the proxy for a ws(s):// URL's parts,
+    or None (no proxy, or NO_PROXY names the host)."""
+    url = urllib.request.getproxies().get("https" if parts.scheme == "wss" else "http")
+    if not url or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxy = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
+    if proxy.scheme != "http" or not proxy.hostname:
+        raise WebSocketError(f"proxy {proxy.scheme}://{proxy.hostname or ''}: only an http:// proxy "
+                             "(which tunnels with CONNECT) is supported")
+    auth = None
+    if proxy.username is not None:
+        pair = f"{urllib.parse.unquote(proxy.username)}:{urllib.parse.unquote(proxy.password or '')}"
+        auth = "Basic " + base64.b64encode(pair.encode()).decode()
+    return proxy.hostname, proxy.port or 80, auth
+
+
+def _tunnel(sock, host, port, auth):
+    """CONNECT host:port through the proxy `sock` is connected to; WebSocketError unless 2xx."""
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    request = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+    request += f"Proxy-Authorization: {auth}\r\n" if auth else ""
+    sock.sendall((request + "\r\n").encode("ascii"))
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):   # byte by byte: what follows is the server's
+        if len(head) > MAX_HEADER_BYTES:
+            raise WebSocketError("the proxy's answer to CONNECT is too long")
+        byte = sock.recv(1)
+        if not byte:
+            raise WebSocketError("the proxy closed the connection instead of answering CONNECT")
+        head += byte
+    status = head.split(b"\r\n", 1)[0].decode("latin-1")
+    fields = status.split(" ", 2)
+    if len(fields) < 2 or not fields[0].startswith("HTTP/1.") or not fields[1].startswith("2"):
+        raise WebSocketError(f"the proxy refused the tunnel to {target}: {status[:200]}")
 
 
 class WebSocket:

@@ -12,6 +12,7 @@ import threading
 import pytest
 from websockets.sync.server import serve
 
+from tests.support.connect_proxy import ConnectProxy
 from triage_agent.chat import websocket as ws
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -106,13 +107,19 @@ def test_keepalive_ping_answered_by_the_server_keeps_the_link(wsserver):
     client.close()
 
 
-def test_wss_over_tls_with_the_certificate_checked(wsserver, tmp_path):
+def tls_for_localhost(tmp_path):
+    """(server SSLContext, certificate path): a self-signed certificate for localhost, by openssl."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_ctx.load_cert_chain(cert, key)
+    return server_ctx, cert
+
+
+def test_wss_over_tls_with_the_certificate_checked(wsserver, tmp_path):
+    server_ctx, cert = tls_for_localhost(tmp_path)
     port = wsserver(lambda conn: conn.send("over tls"), ssl=server_ctx)
     with pytest.raises(ws.WebSocketError, match="handshake"):
         ws.connect(f"wss://localhost:{port}/")  # not signed by a trusted CA: refused
@@ -120,6 +127,64 @@ def test_wss_over_tls_with_the_certificate_checked(wsserver, tmp_path):
     client = ws.connect(f"wss://localhost:{port}/", ssl_context=trusting)
     assert client.recv() == "over tls"
     client.close()
+
+
+# --- through a proxy that tunnels with CONNECT (HTTP_PROXY / HTTPS_PROXY, NO_PROXY) --------------
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "no_proxy", "all_proxy")
+
+
+@pytest.fixture
+def proxied(monkeypatch):
+    """set(**variables): the proxy environment a connection reads, nothing else of the caller's."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    return lambda **variables: [monkeypatch.setenv(k, v) for k, v in variables.items()]
+
+
+def test_ws_goes_through_the_http_proxy_s_tunnel(wsserver, proxied):
+    port = wsserver(lambda conn: conn.send("via proxy: " + conn.recv()))
+    with ConnectProxy() as proxy:
+        proxied(HTTP_PROXY=proxy.url)
+        client = ws.connect(f"ws://127.0.0.1:{port}/link")
+        client.send_text("hi")
+        assert client.recv() == "via proxy: hi"
+        client.close()
+    assert proxy.tunnels == [(f"127.0.0.1:{port}", None)]
+
+
+def test_wss_tunnels_with_proxy_credentials_and_tls_inside(wsserver, proxied, tmp_path):
+    server_ctx, cert = tls_for_localhost(tmp_path)
+    port = wsserver(lambda conn: conn.send("over tls"), ssl=server_ctx)
+    basic = "Basic " + base64.b64encode(b"oncall:p@ss word").decode()
+    with ConnectProxy(credentials=basic) as proxy:
+        proxied(HTTPS_PROXY=proxy.url.replace("http://", "http://oncall:p%40ss%20word@"))
+        client = ws.connect(f"wss://localhost:{port}/", ssl_context=ssl.create_default_context(cafile=str(cert)))
+        assert client.recv() == "over tls"   # the certificate checked for localhost, through the tunnel
+        client.close()
+    assert proxy.tunnels == [(f"localhost:{port}", basic)]
+
+
+def test_a_proxy_that_refuses_and_a_proxy_kind_we_cannot_use_are_clear_errors(wsserver, proxied):
+    port = wsserver(lambda conn: conn.send("never"))
+    with ConnectProxy(credentials="Basic x") as proxy:
+        proxied(HTTP_PROXY=proxy.url)
+        with pytest.raises(ws.WebSocketError, match="the proxy refused the tunnel to 127.0.0.1:.*407"):
+            ws.connect(f"ws://127.0.0.1:{port}/")
+    proxied(HTTP_PROXY="socks5://127.0.0.1:1080")
+    with pytest.raises(ws.WebSocketError, match="only an http:// proxy"):
+        ws.connect(f"ws://127.0.0.1:{port}/")
+
+
+def test_no_proxy_names_the_hosts_reached_directly(wsserver, proxied):
+    port = wsserver(lambda conn: conn.send("direct"))
+    with ConnectProxy() as proxy:
+        proxied(HTTP_PROXY=proxy.url, NO_PROXY="127.0.0.1")
+        client = ws.connect(f"ws://127.0.0.1:{port}/")
+        assert client.recv() == "direct"
+        client.close()
+    assert proxy.tunnels == []
 
 
 # a raw server: the handshake done right, then whatever bytes the test gives
