@@ -31,7 +31,6 @@ import os
 import sys
 
 from triage_agent import terminal
-from triage_agent.actions import wiring
 from triage_agent.options import (DEFAULT_MODEL, OWN_SERVER_UNSCOPED, PROJECT_ROOT,
                                   UsageError, build_parser, check_options, server_argv)
 
@@ -346,6 +345,7 @@ def investigate(args, policy, model, model_name, tools, toolset, recorder, stder
     for reason, names in reasons.items():
         print(f"triage-agent: not offered to the model ({reason}): "
               + terminal.printable(", ".join(names), keep_newlines=False), file=stderr)
+    from triage_agent.actions import wiring   # here: the gate is not needed before the server is spawned
     gate = wiring.make_gate(args, policy, recorder, stderr, tools, defer=hand_over(args))
     settings = loop.Settings(model=model_name, max_tokens=args.max_tokens, effort=args.effort,
                              fallbacks=not args.no_fallbacks, prices=args.prices)

@@ -10,7 +10,7 @@ import os
 import shlex
 import sys
 
-from triage_agent import actions
+from triage_agent.actions import kinds as actions
 
 DEFAULT_MODEL = "claude-opus-5-5"
 DEFAULT_IDLE_TIMEOUT = 30.0  # the same as messages.DEFAULT_IDLE_TIMEOUT (not imported: --help)

@@ -10,7 +10,6 @@ the redactor no longer recognises it (the whole result is redacted again later, 
 
 import json
 
-from mcp_kubectl_server.redact import redact
 
 MESSAGE_MAX = 400
 
@@ -32,6 +31,7 @@ class CancelledError(Exception):
 
 def redacted_line(text, limit=MESSAGE_MAX):
     """Redacted, whitespace collapsed, then cut to `limit` characters."""
+    from mcp_kubectl_server.redact import redact   # at the first error: not before the proxy's launch
     text = " ".join(redact(str(text)).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 

@@ -15,7 +15,6 @@ one caller). The connection class is in unixhttp.py.
 """
 
 import copy
-import http.client
 import json
 import re
 import socket
@@ -183,6 +182,7 @@ class Reader:
         (the rest of the body is still on the wire). Raises ReadError as get_text does: for a
         body longer than `max_bytes` (pass limitBytes below it), a stream that breaks, or one
         that runs past the call's time."""
+        import http.client   # loaded by the first read already (unixhttp): not before the proxy's launch
         response = self._get(path, query, max_bytes=max_bytes, stream=True)
         read, pending, skipping, finished = 0, b"", False, False
         try:

@@ -27,19 +27,11 @@ import re
 import shlex
 
 from mcp_kubectl_server.redact import redact
+from triage_agent.actions.kinds import (ACTION_KINDS, KINDS, NAME_PATTERN, NAMESPACE_PATTERN,  # noqa: F401
+                                        is_namespace_name)
 from triage_agent.terminal import printable, reason
 
 # kind -> kubectl words before "-n NS"; "{t}" is the validated target
-KINDS = {
-    "rollout_restart": ("rollout", "restart", "deployment/{t}"),
-    "rollout_undo": ("rollout", "undo", "deployment/{t}"),
-    "delete_pod": ("delete", "pod", "{t}"),
-}
-ACTION_KINDS = tuple(KINDS)
-
-_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-NAMESPACE_PATTERN = rf"^{_LABEL}$"             # DNS-1123 label, at most 63
-NAME_PATTERN = rf"^{_LABEL}(\.{_LABEL})*$"     # DNS-1123 subdomain (pods, deployments), <= 253
 MAX_REASON = 1000
 MAX_OUTPUT = 2000
 
@@ -117,11 +109,6 @@ def build_argv(kind, namespace, target, *, context=None, kubectl="kubectl",
     if context:
         argv += ["--context", context]
     return argv
-
-
-def is_namespace_name(name) -> bool:
-    """True for a DNS-1123 label of at most 63 characters: what a namespace may be called."""
-    return len(name) <= 63 and re.fullmatch(NAMESPACE_PATTERN, name) is not None
 
 
 def check_proposal(arguments, namespaces) -> "str | None":
