@@ -188,6 +188,24 @@ def test_the_loop_and_a_replayed_run_load_no_http_client():
         (0, []), (0, ["http.client", "ssl", "urllib.request"])]
 
 
+def test_what_starts_a_run_loads_nothing_the_start_can_do_without():
+    """The server launches its kubectl proxy right after its entry point loads, so that entry point
+    loads no http.client (email behind it) and no redactor (both come at the first read); the CLI
+    spawns the server after its options, so those load no action gate (dataclasses, the
+    redactor). The same listing after loading the reader and the gate is the control."""
+    code = ("import importlib, sys\n"
+            "for n in sys.argv[1:]: importlib.import_module(n)\n"
+            "print(' '.join(n for n in ('http.client', 'mcp_kubectl_server.redact', 'dataclasses',"
+            " 'triage_agent.actions.gate') if n in sys.modules))\n")
+    runs = [["mcp_kubectl_server.__main__"], ["triage_agent.cli"],
+            ["mcp_kubectl_server.read.unixhttp", "triage_agent.actions.gate"]]
+    loaded = [subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60) for names in runs]
+    assert [(out.returncode, out.stdout.split()) for out in loaded] == [
+        (0, []), (0, []), (0, ["http.client", "mcp_kubectl_server.redact", "dataclasses",
+                               "triage_agent.actions.gate"])]
+
+
 def test_a_server_start_loads_no_dataclasses_fractions_or_traceback():
     """A real server start (initialize, tools/list, end of input) imports none of the modules
     that docs/development.md counts out of its CPU (dataclasses with inspect, fractions,
