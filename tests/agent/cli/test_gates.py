@@ -133,13 +133,15 @@ def run_here_on_pty(argv, answer, timeout=60, server_thread=True):
 
 
 def _wait(pid, deadline):
-    """The child's wait status; killed once the deadline has passed (a test never hangs)."""
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
+    """The child's wait status; killed once the deadline has passed (a test never hangs). It
+    waits on the child's pidfd, not by polling."""
+    import select
+    fd = os.pidfd_open(pid)
+    try:
+        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(fd)
     return os.waitpid(pid, 0)[1]
 
 
