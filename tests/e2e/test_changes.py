@@ -4,6 +4,7 @@ Scope, argument checks, a forbidden read, the cluster-scoped switch and the read
 checked on the way."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -26,10 +27,12 @@ def test_a_flag_flipped_by_hand_is_the_one_change_of_the_hour(shared_serve):
     text = ok(server, "get_changes", {"namespace": "prod", "since_minutes": 60})
     assert text.splitlines()[0].startswith("changes in namespace prod over the last 60 min (since ")
     [line] = change_lines(text)
-    assert line.endswith("(14m ago) ConfigMap/checkout-flags edited: key PRICING_ENGINE by kubectl-edit (Update)")
+    # 14m when the shared simulator loaded its cluster; a test later in the suite reads it older
+    assert re.search(r"\(1[4-9]m ago\) ConfigMap/checkout-flags edited: key PRICING_ENGINE by kubectl-edit "
+                     r"\(Update\)$", line), line
     config = ok(server, "get_config", {"namespace": "prod", "name": "checkout-flags"})
     assert "(9d ago) by helm (Update): keys CART_TTL, NEW_CHECKOUT_UI, metadata" in config
-    assert "(14m ago) by kubectl-edit (Update): keys PRICING_ENGINE" in config
+    assert re.search(r"\(1[4-9]m ago\) by kubectl-edit \(Update\): keys PRICING_ENGINE", config), config
     quiet = ok(server, "get_changes", {"namespace": "prod", "kind": "Deployment", "since_minutes": 60})
     assert quiet.splitlines()[0].endswith(": 0") and quiet.splitlines()[1].startswith("no change found")
     assert sim.journal_entries() == []
@@ -95,7 +98,7 @@ def test_bad_arguments_and_scope_are_refused(shared_serve, arguments, why):
 def test_an_operators_object_is_a_change_too(shared_serve):
     server, sim = shared_serve("mesh-deny")
     text = ok(server, "get_changes", {"namespace": "prod", "since_minutes": 120})
-    assert "(35m ago) AuthorizationPolicy/deny-checkout-charges created" in text
+    assert re.search(r"\(3[5-9]m ago\) AuthorizationPolicy/deny-checkout-charges created", text), text
     only = ok(server, "get_changes", {"namespace": "prod", "kind": "AuthorizationPolicy", "since_minutes": 120})
     assert change_lines(only) == [line for line in change_lines(text) if " AuthorizationPolicy/" in line]
     assert sim.journal_entries() == []
