@@ -26,7 +26,7 @@ def until(check, timeout=15):
         if found or time.monotonic() > deadline:
             assert found, "the simulated cluster never got there"
             return found
-        time.sleep(0.05)
+        time.sleep(0.05)   # no event to wait on: the simulated pods change with the clock (lifecycle.py)
 
 
 def pods(sim, selector):

@@ -6,6 +6,8 @@ import socket
 import socketserver
 import threading
 
+from fixtures.http_thread import ServerThread
+
 
 class ConnectProxy:
     def __init__(self, *, credentials=None, refuse=()):
@@ -22,12 +24,11 @@ class ConnectProxy:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.serving = ServerThread(self.server, name="connect-proxy").start()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serving.stop()
 
     def _handle(self, client):
         head = b""

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from slack_sdk.models.blocks import Block
 from websockets.sync.server import serve
 
+from fixtures.http_thread import ServerThread
+
 BOT, APP = "xoxb-test-bot-token-0000", "xapp-test-app-token-0000"
 
 
@@ -78,8 +80,7 @@ class FakeSlack:
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
-        threading.Thread(target=self.http.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
+        self.serving = ServerThread(self.http, name="fake-slack").start()
         self.api_url = f"http://127.0.0.1:{self.http.server_address[1]}/api/"
         self.ws = serve(self._socket, "127.0.0.1", 0)
         threading.Thread(target=self.ws.serve_forever, daemon=True).start()
@@ -87,8 +88,7 @@ class FakeSlack:
         return self
 
     def stop(self):
-        self.http.shutdown()
-        self.http.server_close()
+        self.serving.stop()
         self.ws.shutdown()
 
     def wait(self, predicate, timeout=20.0):
